@@ -1,0 +1,73 @@
+"""Flask app factory: builds the pipeline and its backends once and keeps them on the app.
+
+gunicorn runs `service.app:create_app()`; nothing heavy happens at import time.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask
+
+from ab_testing import Experiments
+from prompts import load_prompts
+from rules.gate import Gate
+from service import api, health
+from service.embedder import SentenceTransformerEmbedder
+from service.generate import Tutor
+from service.llm.client import LLM, OpenAIChatLLM
+from service.match import BankMatcher
+from service.pipeline import Pipeline
+from service.references import ReferenceFinder
+from service.search.embedded import EmbeddedPassageIndex, EmbeddedQAIndex
+from service.search.store import IndexMissingError
+from service.settings import Settings
+from service.store import SQLiteStore, Store
+
+log = logging.getLogger(__name__)
+
+
+def build_pipeline(settings: Settings, llm: LLM | None = None, store: Store | None = None) -> tuple[Pipeline, dict]:
+    """The pipeline and a readiness report of its indexes. Only this function and the CLI choose backends."""
+    search = settings.search
+    embedder = SentenceTransformerEmbedder(search.embedding_model)
+    embedder.warm_up()
+    indexes: dict[str, dict] = {}
+    matcher = references = None
+    try:
+        qa_index = EmbeddedQAIndex.load(search.qa_index_dir)
+        matcher = BankMatcher(embedder, qa_index, search.match_threshold)
+        indexes["qa"] = {"ready": True, "count": qa_index.count()}
+    except IndexMissingError as error:
+        log.warning("%s", error)
+        indexes["qa"] = {"ready": False, "error": str(error)}
+    try:
+        passage_index = EmbeddedPassageIndex.load(search.passage_index_dir)
+        references = ReferenceFinder(embedder, passage_index, search.reference_candidates, search.reference_top_k,
+                                     passage_url=settings.server.public_base_url.rstrip("/") + "/v1/passages/{passage_id}")
+        indexes["passages"] = {"ready": True, "count": passage_index.count()}
+    except IndexMissingError as error:
+        log.warning("%s", error)
+        indexes["passages"] = {"ready": False, "error": str(error)}
+    pipeline = Pipeline(
+        gate=Gate(),
+        experiments=Experiments(settings.experiments.features_path),
+        tutor=Tutor(llm or OpenAIChatLLM(settings.llm), load_prompts()),
+        store=store or SQLiteStore.from_url(settings.database_url),
+        matcher=matcher,
+        references=references,
+        reference_threshold=search.reference_threshold,
+    )
+    return pipeline, indexes
+
+
+def create_app(settings: Settings | None = None, llm: LLM | None = None, store: Store | None = None) -> Flask:
+    settings = settings or Settings.from_env()
+    logging.basicConfig(level=settings.server.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = 64 * 1024   # a request body far beyond any question is refused with 413
+    pipeline, indexes = build_pipeline(settings, llm, store)
+    app.extensions["tutorqa"] = {"settings": settings, "pipeline": pipeline, "indexes": indexes}
+    api.init_app(app)
+    health.init_app(app)
+    return app

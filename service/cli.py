@@ -1,0 +1,121 @@
+"""`tutorqa`: one console script with subcommands. Command bodies import their heavy parts lazily."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from service.settings import PROJECT_ROOT, Settings, SettingsError, markdown_table
+
+
+def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
+    from service.embedder import SentenceTransformerEmbedder
+    from service.indexing import index_passages, index_qa
+
+    if not args.file.is_file():
+        print(f"error: no such file: {args.file}", file=sys.stderr)
+        return 2
+    embedder = SentenceTransformerEmbedder(settings.search.embedding_model)
+    build, directory = ((index_qa, settings.search.qa_index_dir) if args.kind == "qa"
+                        else (index_passages, settings.search.passage_index_dir))
+    started = time.perf_counter()
+    report = build(args.file, directory, embedder)
+    seconds = time.perf_counter() - started
+    for line in report.rejected:
+        print(f"rejected {args.file}:{line}", file=sys.stderr)
+    print(f"{args.kind}: {report.summary()} in {seconds:.1f} s "
+          f"({report.read / seconds:.0f} records/s) -> {directory}")
+    return 1 if report.rejected else 0
+
+
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    from service.app import build_pipeline
+    from service.models import AnswerRequest
+
+    pipeline, _ = build_pipeline(settings)
+    response = pipeline.run(AnswerRequest(query=args.question, user_id=args.user_id, subject=args.subject))
+    print(json.dumps(response.to_dict(), indent=2, ensure_ascii=False))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    """gunicorn in the foreground; with --with-llm, the local LLM server runs beside it and stops with it."""
+    metrics_dir = settings.search.data_dir / "prometheus"
+    shutil.rmtree(metrics_dir, ignore_errors=True)   # stale files from dead workers would skew the counters
+    metrics_dir.mkdir(parents=True)
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}
+    gunicorn = [sys.executable, "-m", "gunicorn", "-c", str(PROJECT_ROOT / "service" / "gunicorn_conf.py")]
+    if not args.with_llm:
+        os.execvpe(gunicorn[0], gunicorn, env)
+    from service.llm.local_server import wait_until_up
+
+    llm = subprocess.Popen([sys.executable, "-m", "service.cli", "llm-server"], env=env)
+    try:
+        wait_until_up(settings.llm_server, process=llm)
+        return subprocess.call(gunicorn, env=env)
+    finally:
+        llm.terminate()
+        llm.wait(timeout=30)
+
+
+def cmd_llm_server(args: argparse.Namespace, settings: Settings) -> int:
+    from service.llm.local_server import server_command
+
+    command = server_command(settings.llm_server, settings.llm.model)
+    os.execvp(command[0], command)
+
+
+def cmd_config(args: argparse.Namespace, settings: Settings) -> int:
+    if args.markdown:
+        print(markdown_table())
+    else:
+        print(settings.model_dump_json(indent=2))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="tutorqa", description="Tutoring-answers microservice")
+    commands = root.add_subparsers(dest="command", required=True)
+
+    index = commands.add_parser("index", help="add or update records of an index from a JSONL file")
+    index.add_argument("kind", choices=["qa", "passages"])
+    index.add_argument("file", type=Path)
+    index.set_defaults(run=cmd_index)
+
+    ask = commands.add_parser("ask", help="answer one question and print the JSON answer (no HTTP)")
+    ask.add_argument("question")
+    ask.add_argument("--user-id", default="cli")
+    ask.add_argument("--subject")
+    ask.set_defaults(run=cmd_ask)
+
+    serve = commands.add_parser("serve", help="run the HTTP service under gunicorn")
+    serve.add_argument("--with-llm", action="store_true", help="also run the local LLM server, stopped on exit")
+    serve.set_defaults(run=cmd_serve)
+
+    llm = commands.add_parser("llm-server", help="run llama.cpp's OpenAI-compatible server with the local model")
+    llm.set_defaults(run=cmd_llm_server)
+
+    config = commands.add_parser("config", help="print the effective configuration")
+    config.add_argument("--markdown", action="store_true", help="print the README's table of variables")
+    config.set_defaults(run=cmd_config)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        return args.run(args, settings)
+    except (SettingsError, FileNotFoundError, ImportError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""Liveness (/healthz), readiness (/readyz) and Prometheus metrics (/metrics)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Flask, Response, current_app, jsonify
+
+from service.metrics import render
+
+bp = Blueprint("health", __name__)
+
+
+@bp.get("/healthz")
+def healthz() -> Any:
+    return jsonify({"status": "alive"})
+
+
+@bp.get("/readyz")
+def readyz() -> Any:
+    """503 when an index is missing or the store is down; a down LLM only marks the service degraded,
+    because bank answers (without a generated explanation) still work."""
+    state = current_app.extensions["tutorqa"]
+    pipeline = state["pipeline"]
+    checks = {**state["indexes"], "store": {"ready": pipeline.store.ping()},
+              "llm": {"ready": pipeline.tutor.llm.ping()}}
+    ready = all(checks[name]["ready"] for name in ("qa", "passages", "store"))
+    status = "ready" if ready and checks["llm"]["ready"] else "degraded" if ready else "not_ready"
+    return jsonify({"status": status, "checks": checks}), 200 if ready else 503
+
+
+@bp.get("/metrics")
+def metrics() -> Response:
+    body, content_type = render()
+    return Response(body, content_type=content_type)
+
+
+def init_app(app: Flask) -> None:
+    app.register_blueprint(bp)

@@ -1,0 +1,23 @@
+"""Prometheus metrics. Under gunicorn, PROMETHEUS_MULTIPROC_DIR makes every worker write to shared
+files and /metrics aggregates them (prometheus-client multiprocess mode)."""
+
+from __future__ import annotations
+
+import os
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
+
+ANSWERS = Counter("tutorqa_answers_total", "Answers served, by status and source", ["status", "source"])
+STAGE_SECONDS = Histogram("tutorqa_stage_seconds", "Time spent per pipeline stage", ["stage"],
+                          buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
+DEGRADED = Counter("tutorqa_degraded_total", "Requests where a stage failed and was skipped", ["stage"])
+FEEDBACK = Counter("tutorqa_feedback_total", "Feedback received, by rating", ["rating"])
+
+
+def render() -> tuple[bytes, str]:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+    from prometheus_client import REGISTRY
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST

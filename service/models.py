@@ -1,0 +1,83 @@
+"""Plain dataclasses passed between the pipeline's stages and returned by the API."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STATUSES = ("answered", "blocked", "abstained", "not_a_question", "unavailable")
+
+
+@dataclass(frozen=True)
+class AnswerRequest:
+    query: str
+    user_id: str
+    subject: str | None = None
+
+
+@dataclass(frozen=True)
+class QARecord:
+    """One entry of the Q&A bank (schema of `tutorqa index qa`)."""
+    id: str
+    question: str
+    answer: str
+    options: tuple[str, ...] = ()
+    answer_option: str | None = None
+    explanation: tuple[str, ...] = ()
+    subject: str | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One study passage (schema of `tutorqa index passages`)."""
+    passage_id: str
+    text: str
+    title: str
+    url: str | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class BankMatch:
+    qa_id: str
+    score: float
+    answer: str
+    option: str | None          # the student's option letter the bank answer corresponds to
+    explanation: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GeneratedAnswer:
+    answerable: bool
+    answer: str
+    option: str | None
+    steps: tuple[str, ...]
+    reason: str = ""            # why the model abstained
+
+
+@dataclass(frozen=True)
+class Reference:
+    passage_id: str
+    title: str
+    url: str
+    snippet: str
+    score: float
+
+
+@dataclass
+class AnswerResponse:
+    answer_id: str
+    status: str
+    gate: dict[str, Any]
+    message: str | None = None
+    answer: dict[str, Any] | None = None
+    explanation: dict[str, Any] | None = None
+    source: str | None = None
+    match: dict[str, Any] | None = None
+    references: list[dict[str, Any]] = field(default_factory=list)
+    experiments: dict[str, str] = field(default_factory=dict)
+    degraded: list[str] = field(default_factory=list)   # stages that failed and were skipped
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

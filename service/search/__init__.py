@@ -1,0 +1,1 @@
+"""Search backends: the Q&A bank by meaning, study passages by words."""

