@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -45,23 +46,28 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    """gunicorn in the foreground; with --with-llm, the local LLM server runs beside it and stops with it."""
+    """gunicorn in the foreground; with --with-llm, the local LLM server runs beside it and both
+    stop together on SIGTERM or Ctrl-C."""
     metrics_dir = settings.search.data_dir / "prometheus"
     shutil.rmtree(metrics_dir, ignore_errors=True)   # stale files from dead workers would skew the counters
     metrics_dir.mkdir(parents=True)
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}
     gunicorn = [sys.executable, "-m", "gunicorn", "-c", str(PROJECT_ROOT / "service" / "gunicorn_conf.py")]
     if not args.with_llm:
-        os.execvpe(gunicorn[0], gunicorn, env)
+        os.execve(gunicorn[0], gunicorn, env)
     from service.llm.local_server import wait_until_up
 
-    llm = subprocess.Popen([sys.executable, "-m", "service.cli", "llm-server"], env=env)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # run the clean-up below
+    children = [subprocess.Popen([sys.executable, "-m", "service.cli", "llm-server"], env=env)]
     try:
-        wait_until_up(settings.llm_server, process=llm)
-        return subprocess.call(gunicorn, env=env)
+        wait_until_up(settings.llm_server, process=children[0])
+        children.append(subprocess.Popen(gunicorn, env=env))
+        return children[-1].wait()
     finally:
-        llm.terminate()
-        llm.wait(timeout=30)
+        for child in reversed(children):
+            child.terminate()
+        for child in children:
+            child.wait(timeout=30)
 
 
 def cmd_llm_server(args: argparse.Namespace, settings: Settings) -> int:

@@ -13,7 +13,7 @@ MAX_STEPS = 4
 # Plain one-line strings: llama.cpp's grammar then keeps a small model from closing the string
 # early with a stray quote or filling it with newlines (seen with SmolLM2-135M).
 LINE = r'[^"\\\n]'   # any character but a quote, a backslash or a newline
-STEP = {"type": "string", "pattern": rf'^[A-Z0-9]{LINE}{{9,300}}$'}   # a sentence, not stray JSON
+STEP = {"type": "string", "pattern": rf'^[A-Z0-9]{LINE}{{9,240}}$'}   # a sentence, not stray JSON
 SHORT_TEXT = {"type": "string", "pattern": f"^{LINE}{{0,300}}$"}
 STEPS = {"type": "array", "items": STEP, "minItems": 1, "maxItems": MAX_STEPS}
 

@@ -68,7 +68,7 @@ class LocalLLMServerSettings(_Group):
 
 
 class StorageSettings(_Group):
-    database_url: str = Field("", alias="DATABASE_URL", description="`sqlite:///path` or `postgresql://...`; empty: SQLite in the data folder")
+    database_url: str = Field("", alias="DATABASE_URL", description="where answers, exposures and feedback are stored: `sqlite:///path`; empty: SQLite in the data folder")
 
 
 class ExperimentSettings(_Group):
@@ -115,7 +115,7 @@ def documented_variables() -> Iterator[tuple[str, str, str]]:
             default = field.default
             if isinstance(default, Path):
                 default = os.path.relpath(default, PROJECT_ROOT)
-            yield field.alias, str(default), field.description or ""
+            yield field.alias, str(default) if default != "" else "(empty)", field.description or ""
 
 
 def markdown_table() -> str:

@@ -1,0 +1,65 @@
+"""A failing LLM or a missing index degrades the answer; it never fails the request."""
+
+from __future__ import annotations
+
+import shutil
+
+from service.app import create_app
+from tests.conftest import make_settings
+from tests.support import PHOTOSYNTHESIS_MCQ
+
+DEAD_LLM = "http://127.0.0.1:9/v1"   # discard port: connection refused at once
+
+
+def ask(client, query):
+    return client.post("/v1/answer", json={"query": query, "user_id": "student-1"})
+
+
+def test_llm_down_still_gives_the_bank_answer_without_explanation(demo_data_dir, tmp_path):
+    client = create_app(make_settings(demo_data_dir, tmp_path, DEAD_LLM)).test_client()
+    reply = ask(client, PHOTOSYNTHESIS_MCQ)
+    body = reply.get_json()
+    assert reply.status_code == 200
+    assert body["status"] == "answered" and body["source"] == "bank"
+    assert body["answer"]["option"] == "B"
+    assert body["explanation"]["steps"] == []
+    assert body["degraded"] == ["explain"]
+    assert body["references"], "references come from the index, not the LLM"
+
+
+def test_llm_down_without_bank_match_is_unavailable(demo_data_dir, tmp_path):
+    client = create_app(make_settings(demo_data_dir, tmp_path, DEAD_LLM)).test_client()
+    reply = ask(client, "Why do leaves change color in autumn?")
+    assert reply.status_code == 200
+    body = reply.get_json()
+    assert body["status"] == "unavailable" and body["degraded"] == ["generate"]
+    assert "try again" in body["message"]
+
+
+def test_llm_server_error_and_garbage_reply_are_unavailable(client, llm):
+    llm.script(503)
+    assert ask(client, "Why do leaves change color in autumn?").get_json()["status"] == "unavailable"
+    llm.script("this is not json")
+    assert ask(client, "Why do leaves change color in autumn?").get_json()["status"] == "unavailable"
+    llm.script({"answerable": True, "reason": "", "steps": ["One."], "option": "Z"})
+    body = ask(client, "Which gas do plants take in? A. oxygen B. carbon dioxide C. helium").get_json()
+    assert body["status"] == "unavailable"
+
+
+def test_llm_down_marks_readiness_degraded_not_down(demo_data_dir, tmp_path):
+    client = create_app(make_settings(demo_data_dir, tmp_path, DEAD_LLM)).test_client()
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready.get_json()["status"] == "degraded"
+
+
+def test_missing_indexes_degrade_to_the_llm_and_readiness_says_why(copy_of_demo_indexes, tmp_path, llm):
+    shutil.rmtree(copy_of_demo_indexes / "indexes")
+    client = create_app(make_settings(copy_of_demo_indexes, tmp_path, llm.base_url)).test_client()
+    ready = client.get("/readyz")
+    assert ready.status_code == 503
+    assert "tutorqa index qa" in ready.get_json()["checks"]["qa"]["error"]
+    llm.script({"answerable": True, "reason": "", "steps": ["Chloroplasts capture light."], "option": "B"})
+    body = ask(client, PHOTOSYNTHESIS_MCQ).get_json()
+    assert body["status"] == "answered" and body["source"] == "generated"
+    assert body["answer"] == {"text": "chloroplast", "option": "B"}
+    assert body["degraded"] == ["match", "references"]
