@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from rules.patterns import Rule
 
 
+SINGLE_OPTION_CHARS = 100   # longer text after a lone "A." is a sentence, not an option
+
+
 @dataclass(frozen=True)
 class ParsedOptions:
     stem: str
@@ -49,10 +52,10 @@ def parse_options(text: str, markers: list[Rule], lists: list[Rule]) -> ParsedOp
         if found:
             options = tuple(o.strip() for o in found.group("list").split(";") if o.strip())
             return ParsedOptions(text[:found.start()].strip(), options, rule.name)
-    # A single marker still counts: it tells the gate an MCQ lost its other options.
+    # A single short option at the end still counts: it tells the gate an MCQ lost its other options.
     for rule in markers:
         single = [m for m in rule.pattern.finditer(text) if _label_index(m.group("label")) == 0]
-        if single and single[-1].start() > 0:
-            last = single[-1]
-            return ParsedOptions(text[:last.start()].strip(), (text[last.end():].strip(),), rule.name)
+        option = text[single[-1].end():].strip() if single else ""
+        if single and single[-1].start() > 0 and len(option) <= SINGLE_OPTION_CHARS and "?" not in option:
+            return ParsedOptions(text[:single[-1].start()].strip(), (option,), rule.name)
     return ParsedOptions(text.strip(), (), None)

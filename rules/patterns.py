@@ -1,4 +1,8 @@
-"""Load the rule files in `rules/patterns/` and compile every pattern once, at start-up."""
+"""Load the rule files in `rules/patterns/` and compile every pattern once, at start-up.
+
+Patterns are written in lower case and matched against the lower-cased query (about twice as fast
+as case-insensitive matching with `regex`); a rule that needs case sets `case_sensitive = true`.
+"""
 
 from __future__ import annotations
 
@@ -11,15 +15,20 @@ import regex
 PATTERN_DIR = Path(__file__).parent / "patterns"
 
 
+ESCAPES = regex.compile(r"\\[pP]\{[^}]*\}|\\.|\(\?P<")
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
     family: str
     pattern: regex.Pattern
     why: str
+    case_sensitive: bool = False
 
-    def search(self, text: str) -> regex.Match | None:
-        return self.pattern.search(text)
+    def search(self, text: str, lowered: str | None = None) -> regex.Match | None:
+        """Match `text` as written, or its lower-cased form (pass it when already computed)."""
+        return self.pattern.search(text if self.case_sensitive else lowered if lowered is not None else text.lower())
 
 
 class RuleFileError(ValueError):
@@ -47,11 +56,15 @@ def load_rules(path: Path) -> dict[str, list[Rule]]:
             where = f"{path}:{_line_of(source, name)}"
             if not {"name", "pattern", "why"} <= entry.keys():
                 raise RuleFileError(f"{where}: rule {name!r} needs name, pattern and why")
+            case_sensitive = bool(entry.get("case_sensitive", False))
+            if not case_sensitive and any(c.isupper() for c in ESCAPES.sub("", entry["pattern"])):
+                raise RuleFileError(f"{where}: rule {name!r} has upper-case letters: write it in lower case "
+                                    "or set case_sensitive = true")
             try:
-                compiled = regex.compile(entry["pattern"], regex.IGNORECASE)
+                compiled = regex.compile(entry["pattern"])
             except regex.error as error:
                 raise RuleFileError(f"{where}: rule {name!r} has a bad pattern: {error}") from None
-            families.setdefault(family, []).append(Rule(name, family, compiled, entry["why"]))
+            families.setdefault(family, []).append(Rule(name, family, compiled, entry["why"], case_sensitive))
     return families
 
 

@@ -77,6 +77,18 @@ def cmd_llm_server(args: argparse.Namespace, settings: Settings) -> int:
     os.execvp(command[0], command)
 
 
+def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
+    if args.target == "gate":
+        from service.evaluation.gate import evaluate, headline
+    report = evaluate(args.file)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"{args.target}.json"
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+    print(headline(report))
+    print(f"wrote {path}")
+    return 0
+
+
 def cmd_config(args: argparse.Namespace, settings: Settings) -> int:
     if args.markdown:
         print(markdown_table())
@@ -106,6 +118,12 @@ def parser() -> argparse.ArgumentParser:
 
     llm = commands.add_parser("llm-server", help="run llama.cpp's OpenAI-compatible server with the local model")
     llm.set_defaults(run=cmd_llm_server)
+
+    evaluate = commands.add_parser("eval", help="measure a stage on labelled data; writes reports/<stage>.json")
+    evaluate.add_argument("target", choices=["gate"])
+    evaluate.add_argument("file", type=Path)
+    evaluate.add_argument("--out", type=Path, default=Path("reports"), help="folder for the report")
+    evaluate.set_defaults(run=cmd_eval)
 
     config = commands.add_parser("config", help="print the effective configuration")
     config.add_argument("--markdown", action="store_true", help="print the README's table of variables")

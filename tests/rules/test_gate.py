@@ -101,7 +101,64 @@ def test_subject_from_the_request_wins(gate):
 
 def test_every_decision_names_its_rules(gate):
     result = gate.classify("What is the")
-    assert "truncated.dangling_function_word" in result.rules
+    assert result.reason == "truncated"
+    assert "dangling.dangling_function_word" in result.rules
+    assert "interrogative.interrogative_sentence" in result.rules
+
+
+@pytest.mark.parametrize("query, kind, complete", [
+    ("¿Cuál de los siguientes es un mamífero? A. tiburón B. ballena C. trucha", "mcq", True),
+    ("Welches Organell betreibt Photosynthese? A. Mitochondrium B. Chloroplast", "mcq", True),
+    ("Which is a fruit? A. manzana B. perro C. casa", "mcq", True),
+    ("What is Δx if x₁ = 3 and x₂ = 7?", "frq", True),
+    ("Why does ice float on water — explain in terms of density?", "frq", True),
+    ("光合作用发生在哪里？", "frq", True),
+])
+def test_unicode_and_other_languages(gate, query, kind, complete):
+    result = gate.classify(query)
+    assert (result.intent, result.type, result.complete) == ("question", kind, complete), result.rules
+
+
+def test_empty_options_count_as_missing(gate):
+    result = gate.classify("Which of the following is a gas? A. B. C. D.")
+    assert result.reason == "mcq_missing_options"
+
+
+def test_a_single_option_is_not_enough(gate):
+    result = gate.classify("Which of the following is a noble gas? A. neon")
+    assert result.reason == "mcq_missing_options" and result.options == ("neon",)
+
+
+def test_a_sentence_after_a_letter_is_not_an_option(gate):
+    result = gate.classify("Vitamin A. What does it do for vision?")
+    assert result.type == "frq" and result.complete
+
+
+def test_very_long_input_is_classified(gate):
+    passage = "The cell is the basic unit of life. " * 1500
+    result = gate.classify(passage + "Which organelle makes ATP? A. nucleus B. mitochondrion C. ribosome")
+    assert result.complete and result.options[1] == "mitochondrion"
+    assert gate.classify("why " * 20000 + "?").intent == "question"
+
+
+@pytest.mark.parametrize("query, reason", [
+    ("The combined masses of the products after fission are", "mcq_missing_options"),
+    ("Glycolysis is the name given to the pathway involving the conversion of:", "mcq_missing_options"),
+    ("If 20% of a number is 12, the number is:", None),
+])
+def test_statements_to_complete_need_options_unless_math(gate, query, reason):
+    assert gate.classify(query).reason == reason
+
+
+def test_navigational_keywords_win_over_a_dangling_ending(gate):
+    assert gate.classify("sign in").intent == "not_question"
+    assert gate.classify("notes on the").intent == "not_question"
+
+
+def test_upper_case_in_a_case_insensitive_pattern_is_refused(tmp_path: Path):
+    (tmp_path / "upper.toml").write_text('[[cue]]\nname = "shout"\npattern = \'WHICH\'\nwhy = "x"\n')
+    with pytest.raises(RuleFileError, match="write it in lower case"):
+        load_all(tmp_path)
 
 
 def test_a_bad_pattern_stops_start_up_with_file_and_line(tmp_path: Path):

@@ -1,0 +1,1 @@
+"""Evaluation commands (`tutorqa eval ...`): each reads a labelled file and writes reports/<name>.json."""
