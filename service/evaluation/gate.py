@@ -24,13 +24,19 @@ def per_label(expected: list[str], predicted: list[str]) -> dict[str, Any]:
     labels = sorted(set(expected) | set(predicted))
     precision, recall, f1, support = precision_recall_fscore_support(
         expected, predicted, labels=labels, zero_division=0)
-    matrix = confusion_matrix(expected, predicted, labels=labels)
+    matrix = confusion_matrix(expected, predicted, labels=labels) if labels else np.zeros((0, 0), dtype=int)
     return {
         "accuracy": round(sum(e == p for e, p in zip(expected, predicted)) / max(len(expected), 1), 4),
         "labels": {label: {"precision": round(float(p), 4), "recall": round(float(r), 4), "f1": round(float(f), 4),
                            "support": int(s)} for label, p, r, f, s in zip(labels, precision, recall, f1, support)},
         "confusion": {"labels": labels, "rows_expected_columns_predicted": matrix.tolist()},
     }
+
+
+def figure(table: dict[str, Any], label: str, name: str) -> float | None:
+    """A per-label figure, or None when the file has no query of that label to measure it on."""
+    row = table["labels"].get(label)
+    return row[name] if row and row["support"] else None
 
 
 def evaluate(path: Path, gate: Gate | None = None) -> dict[str, Any]:
@@ -74,8 +80,8 @@ def evaluate(path: Path, gate: Gate | None = None) -> dict[str, Any]:
         "n": len(rows),
         "blocking_accuracy": report["blocking"]["accuracy"],
         "type_accuracy": report["type"]["accuracy"],
-        "math_recall": report["math"]["labels"].get("true", {}).get("recall", 0.0),
-        "not_question_precision": report["intent"]["labels"].get("not_question", {}).get("precision", 0.0),
+        "math_recall": figure(report["math"], "true", "recall"),
+        "not_question_precision": figure(report["intent"], "not_question", "precision"),
         "microseconds_per_query": timing,
         "blocking_accuracy_by_source": {s: round(ok / n, 4) for s, (ok, n) in sorted(by_source.items())},
         **report,
