@@ -20,7 +20,7 @@ RUN make install TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cp
 RUN make indexes
 
 ENV TUTORQA_BIND=0.0.0.0:8000 \
-    PUBLIC_BASE_URL=http://localhost:8000 \
+    REFERENCE_URL_TEMPLATE=http://localhost:8000/v1/passages/{passage_id} \
     HF_HUB_OFFLINE=1
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=120s CMD curl -fs http://127.0.0.1:8000/readyz || exit 1

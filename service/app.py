@@ -13,7 +13,8 @@ from ab_testing import Experiments
 from prompts import load_prompts
 from rules.gate import Gate
 from service import api, health
-from service.embedder import SentenceTransformerEmbedder
+from service.attribution import Attributor
+from service.embedder import embedder_from
 from service.generate import Tutor
 from service.llm.client import LLM, OpenAIChatLLM
 from service.match import BankMatcher
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 def build_pipeline(settings: Settings, llm: LLM | None = None, store: Store | None = None) -> tuple[Pipeline, dict]:
     """The pipeline and a readiness report of its indexes. Only this function and the CLI choose backends."""
     search = settings.search
-    embedder = SentenceTransformerEmbedder(search.embedding_model)
+    embedder = embedder_from(search)
     embedder.warm_up()
     indexes: dict[str, dict] = {}
     matcher = references = None
@@ -44,7 +45,8 @@ def build_pipeline(settings: Settings, llm: LLM | None = None, store: Store | No
     try:
         passage_index = EmbeddedPassageIndex.load(search.passage_index_dir)
         references = ReferenceFinder(embedder, passage_index, search.reference_candidates, search.reference_top_k,
-                                     passage_url=settings.server.public_base_url.rstrip("/") + "/v1/passages/{passage_id}")
+                                     url_template=search.reference_url_template, mode=search.reference_mode,
+                                     answer_weight=search.reference_answer_weight)
         indexes["passages"] = {"ready": True, "count": passage_index.count()}
     except IndexMissingError as error:
         log.warning("%s", error)
@@ -56,6 +58,7 @@ def build_pipeline(settings: Settings, llm: LLM | None = None, store: Store | No
         store=store or SQLiteStore.from_url(settings.database_url),
         matcher=matcher,
         references=references,
+        attributor=Attributor(embedder, search.attribution_threshold),
         reference_threshold=search.reference_threshold,
     )
     return pipeline, indexes

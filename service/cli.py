@@ -14,15 +14,17 @@ from pathlib import Path
 
 from service.settings import PROJECT_ROOT, Settings, SettingsError, markdown_table
 
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"   # the team's data sets, on its own machines only
+
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
-    from service.embedder import SentenceTransformerEmbedder
+    from service.embedder import embedder_from
     from service.indexing import index_passages, index_qa
 
     if not args.file.is_file():
         print(f"error: no such file: {args.file}", file=sys.stderr)
         return 2
-    embedder = SentenceTransformerEmbedder(settings.search.embedding_model)
+    embedder = embedder_from(settings.search)
     build, directory = ((index_qa, settings.search.qa_index_dir) if args.kind == "qa"
                         else (index_passages, settings.search.passage_index_dir))
     started = time.perf_counter()
@@ -77,13 +79,54 @@ def cmd_llm_server(args: argparse.Namespace, settings: Settings) -> int:
     os.execvp(command[0], command)
 
 
-def cmd_eval(args: argparse.Namespace, settings: Settings) -> int:
-    if args.target == "gate":
-        from service.evaluation.gate import evaluate, headline
-    report = evaluate(args.file)
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"{args.target}.json"
+def write_report(report: dict, out: Path, name: str) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.json"
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def cmd_eval_gate(args: argparse.Namespace, settings: Settings) -> int:
+    from service.evaluation.gate import evaluate, headline
+
+    report = evaluate(args.file)
+    path = write_report(report, args.out, "gate")
+    print(headline(report))
+    print(f"wrote {path}")
+    return 0
+
+
+def cmd_eval_references(args: argparse.Namespace, settings: Settings) -> int:
+    from service.embedder import embedder_from
+    from service.evaluation.references import evaluate, headline, plot
+
+    for path in (args.corpus, args.questions):
+        if not path.is_file():
+            print(f"error: no such file: {path}", file=sys.stderr)
+            return 2
+    search = settings.search
+    report = evaluate(args.corpus, args.questions, embedder_from(search),
+                      cache=search.data_dir / "eval", mode=args.mode or search.reference_mode,
+                      answer_weight=search.reference_answer_weight if args.answer_weight is None else args.answer_weight,
+                      candidates=search.reference_candidates, top_k=search.reference_top_k,
+                      splits=tuple(args.splits.split(",")), limit=args.limit)
+    name = "references" if args.mode in (None, search.reference_mode) else f"references-{args.mode}"
+    path = write_report(report, args.out, name)
+    plot(report, path.with_suffix(".png"))
+    print(headline(report))
+    print(f"wrote {path} and {path.with_suffix('.png')}")
+    return 0
+
+
+def cmd_eval_attribution(args: argparse.Namespace, settings: Settings) -> int:
+    from service.embedder import embedder_from
+    from service.evaluation.attribution import evaluate, headline
+
+    if not (args.data / "corpus.jsonl").is_file():
+        print(f"error: no SciFact corpus.jsonl in {args.data}", file=sys.stderr)
+        return 2
+    report = evaluate(args.data, embedder_from(settings.search))
+    path = write_report(report, args.out, "attribution")
     print(headline(report))
     print(f"wrote {path}")
     return 0
@@ -120,10 +163,23 @@ def parser() -> argparse.ArgumentParser:
     llm.set_defaults(run=cmd_llm_server)
 
     evaluate = commands.add_parser("eval", help="measure a stage on labelled data; writes reports/<stage>.json")
-    evaluate.add_argument("target", choices=["gate"])
-    evaluate.add_argument("file", type=Path)
-    evaluate.add_argument("--out", type=Path, default=Path("reports"), help="folder for the report")
-    evaluate.set_defaults(run=cmd_eval)
+    stages = evaluate.add_subparsers(dest="stage", required=True)
+    gate = stages.add_parser("gate", help="the gate against labelled queries")
+    gate.add_argument("file", type=Path, help='JSONL: {"q", "kind": mcq|frq|not_question, "complete", "math"}')
+    gate.set_defaults(run=cmd_eval_gate)
+    references = stages.add_parser("references", help="precision/recall of references on SciQ-shaped files")
+    references.add_argument("--corpus", type=Path, default=SHARED_DATA / "sciq" / "passages.jsonl")
+    references.add_argument("--questions", type=Path, default=SHARED_DATA / "sciq" / "sciq_all.jsonl")
+    references.add_argument("--splits", default="valid,test", help="comma-separated; the threshold is chosen on the first")
+    references.add_argument("--limit", type=int, help="at most N questions per split, for a quick run")
+    references.add_argument("--mode", choices=["hybrid", "published"], help="default: REFERENCE_MODE")
+    references.add_argument("--answer-weight", type=float, help="default: REFERENCE_ANSWER_WEIGHT")
+    references.set_defaults(run=cmd_eval_references)
+    attribution = stages.add_parser("attribution", help="sentence attribution on SciFact claims")
+    attribution.add_argument("--data", type=Path, default=SHARED_DATA / "scifact", help="SciFact folder")
+    attribution.set_defaults(run=cmd_eval_attribution)
+    for stage in (gate, references, attribution):
+        stage.add_argument("--out", type=Path, default=Path("reports"), help="folder for the report")
 
     config = commands.add_parser("config", help="print the effective configuration")
     config.add_argument("--markdown", action="store_true", help="print the README's table of variables")

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
+from threadpoolctl import threadpool_limits
+
+if TYPE_CHECKING:
+    from service.settings import SearchSettings
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
+Backend = Literal["onnx", "torch"]
+log = logging.getLogger(__name__)
 
 
 class Embedder(Protocol):
@@ -32,18 +39,46 @@ def resolve_model_path(model: str) -> Path:
 
 
 class SentenceTransformerEmbedder:
-    """Loads the model on first use, so that constructing it is cheap."""
+    """Loads the model on first use, so that constructing it is cheap.
 
-    def __init__(self, model: str = PACKAGED_MODEL, batch_size: int = 64) -> None:
+    The `onnx` backend runs the same weights through onnxruntime: one short query in 8 ms instead of
+    18 ms with torch on this 2-core machine, embeddings equal to 1e-6 (README, Measurements). The
+    export happens once and is kept in `cache_dir`.
+    """
+
+    def __init__(self, model: str = PACKAGED_MODEL, backend: Backend = "onnx", cache_dir: Path | None = None,
+                 batch_size: int = 64) -> None:
+        if backend not in ("onnx", "torch"):
+            raise ValueError(f"backend must be 'onnx' or 'torch', but got {backend!r}")
         self.name = model
+        self.backend = backend
+        self.cache_dir = cache_dir
         self.batch_size = batch_size
         self._model = None
 
     def warm_up(self) -> None:
-        if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")   # never reach for the hub
-            from sentence_transformers import SentenceTransformer
-            self._model = SentenceTransformer(str(resolve_model_path(self.name)), device="cpu")
+        if self._model is not None:
+            return
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")   # never reach for the hub
+        # numpy's BLAS threads spin after each matrix product and starve the model's threads on a
+        # small machine: one query encoding went from 15 ms to 50 ms after a 12k-row dot product.
+        threadpool_limits(limits=1, user_api="blas")
+        from sentence_transformers import SentenceTransformer
+
+        source = resolve_model_path(self.name)
+        if self.backend == "torch":
+            self._model = SentenceTransformer(str(source), device="cpu")
+            return
+        exported = self.cache_dir / f"{source.name}-{self.name.replace('/', '_')}-onnx" if self.cache_dir else None
+        if exported is not None and (exported / "onnx" / "model.onnx").exists():
+            self._model = SentenceTransformer(str(exported), device="cpu", backend="onnx")
+            return
+        self._model = SentenceTransformer(str(source), device="cpu", backend="onnx")
+        if exported is not None:
+            try:
+                self._model.save_pretrained(str(exported))
+            except OSError as error:   # a read-only data folder only costs the export at the next start
+                log.warning("could not keep the ONNX export in %s: %s", exported, error)
 
     @property
     def dimension(self) -> int:
@@ -55,3 +90,9 @@ class SentenceTransformerEmbedder:
         vectors = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                      convert_to_numpy=True, show_progress_bar=show_progress)
         return np.asarray(vectors, dtype=np.float32)
+
+
+def embedder_from(search: "SearchSettings") -> SentenceTransformerEmbedder:
+    """The embedder the settings describe; the one place that reads them."""
+    return SentenceTransformerEmbedder(search.embedding_model, search.embedding_backend,
+                                       cache_dir=search.data_dir / "models")

@@ -62,6 +62,7 @@ class Reference:
     title: str
     url: str
     snippet: str
+    highlights: list[list[int]]   # [start, end) offsets in snippet of words shared with the question or answer
     score: float
 
 
@@ -76,6 +77,8 @@ class AnswerResponse:
     source: str | None = None
     match: dict[str, Any] | None = None
     references: list[dict[str, Any]] = field(default_factory=list)
+    references_skipped: str | None = None   # why there are none: "math", "unavailable"
+    attribution: list[dict[str, Any]] = field(default_factory=list)   # answer/explanation sentence -> support
     experiments: dict[str, str] = field(default_factory=dict)
     degraded: list[str] = field(default_factory=list)   # stages that failed and were skipped
 

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 
 from ab_testing import Assignment, Experiments
 from rules.gate import Gate, GateResult
+from service.attribution import Attributor
 from service.generate import Tutor
 from service.llm.client import LLMUnavailable
 from service.match import BankMatcher
@@ -46,6 +47,7 @@ class Pipeline:
     store: Store
     matcher: BankMatcher | None           # None: the Q&A bank index is missing
     references: ReferenceFinder | None    # None: the passage index is missing
+    attributor: Attributor
     reference_threshold: float
 
     def run(self, request: AnswerRequest) -> AnswerResponse:
@@ -113,8 +115,10 @@ class Pipeline:
         response.explanation = {"steps": list(steps), "source": explanation_source if steps else None,
                                 "label": SOURCE_LABELS[explanation_source] if steps else None}
         if gate.math:
-            return   # study passages do not verify arithmetic
+            response.references_skipped = "math"   # study passages do not verify arithmetic
+            return
         if self.references is None:
+            response.references_skipped = "unavailable"
             self._degrade(response, "references")
             return
         threshold = float(assignment.values.get(REFERENCE_THRESHOLD_FEATURE, self.reference_threshold))
@@ -124,7 +128,17 @@ class Pipeline:
             response.references = [asdict(reference) for reference in found]
         except Exception:
             log.exception("references failed")
+            response.references_skipped = "unavailable"
             self._degrade(response, "references")
+            return
+        texts = [(r.passage_id, self.references.passages.get(r.passage_id).text) for r in found]
+        try:
+            with STAGE_SECONDS.labels("attribute").time():
+                attributions = self.attributor.run(answer_text, gate.stem, list(steps), texts)
+            response.attribution = [asdict(a) for a in attributions]
+        except Exception:
+            log.exception("attribution failed")
+            self._degrade(response, "attribute")
 
     def _record(self, request: AnswerRequest, response: AnswerResponse, assignment: Assignment) -> None:
         try:

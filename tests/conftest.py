@@ -21,8 +21,8 @@ DEMO = Path(__file__).resolve().parent.parent / "data" / "demo"
 
 
 @pytest.fixture(scope="session")
-def embedder() -> SentenceTransformerEmbedder:
-    model = SentenceTransformerEmbedder()
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> SentenceTransformerEmbedder:
+    model = SentenceTransformerEmbedder(cache_dir=tmp_path_factory.mktemp("models"))
     model.warm_up()
     return model
 

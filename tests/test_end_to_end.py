@@ -31,20 +31,25 @@ def service(demo_data_dir, tmp_path_factory):
            "DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('e2e') / 'events.sqlite3'}"}
     process = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--with-llm"], env=env)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
+    try:
+        wait_until_ready(process, base)
+        yield base
+    finally:
+        process.send_signal(signal.SIGTERM)   # the service stops gunicorn and the LLM server with it
+        assert process.wait(timeout=60) == 0
+
+
+def wait_until_ready(process: subprocess.Popen, base: str, timeout_s: float = 180) -> None:
+    deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         assert process.poll() is None, "the service exited during start-up"
         try:
             if requests.get(f"{base}/readyz", timeout=2).status_code == 200:
-                break
+                return
         except requests.RequestException:   # refused, or accepted while workers still load
             pass
         time.sleep(1)
-    else:
-        pytest.fail("the service did not become ready in 180 s")
-    yield base
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=60) == 0
+    pytest.fail(f"the service did not become ready in {timeout_s:.0f} s")
 
 
 def test_real_model_explains_a_bank_answer_with_references(service):

@@ -83,6 +83,10 @@ class EmbeddedPassageIndex:
         documents, scores = self.bm25.retrieve(tokenize([text]), k=min(k, len(self.records)), show_progress=False)
         return [Hit(self.records[int(d)], float(s)) for d, s in zip(documents[0], scores[0]) if s > 0]
 
+    def search_vector(self, vector: np.ndarray, k: int) -> list[Hit[Passage]]:
+        scores = self.store.embeddings @ vector
+        return [Hit(self.records[i], float(scores[i])) for i in _top_k(scores, k)]
+
     def embeddings(self, passage_ids: list[str]) -> np.ndarray:
         return self.store.embeddings[[self.store.position[pid] for pid in passage_ids]]
 
