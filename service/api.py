@@ -11,9 +11,10 @@ from flask import Blueprint, Flask, Response, current_app, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from werkzeug.exceptions import HTTPException
 
-from service.metrics import FEEDBACK
+from ab_testing.report import experiment_report
+from service.metrics import FEEDBACK, REQUESTS
 from service.models import AnswerRequest
-from service.store import NotYourAnswer, UnknownAnswer
+from service.store import FEEDBACK_REASONS, NotYourAnswer, UnknownAnswer
 
 bp = Blueprint("api", __name__, url_prefix="/v1")
 
@@ -31,16 +32,17 @@ def error_response(status: int, code: str, message: str) -> tuple[Response, int]
 class AnswerBody(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
     query: str
-    user_id: str = Field(min_length=1, max_length=128)
+    user_id: str | None = Field(None, min_length=1, max_length=128)   # absent: default arms, no exposure
     subject: str | None = Field(None, max_length=64)
 
 
 class FeedbackBody(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
     answer_id: str = Field(min_length=1, max_length=64)
-    user_id: str = Field(min_length=1, max_length=128)
+    user_id: str | None = Field(None, min_length=1, max_length=128)
     rating: Literal["up", "down"]
-    reason: str | None = Field(None, max_length=2000)
+    reason: Literal[FEEDBACK_REASONS] | None = None   # type: ignore[valid-type]
+    comment: str | None = Field(None, max_length=1000)
 
 
 def validated(model: type[BaseModel]) -> Callable:
@@ -85,12 +87,13 @@ def answer(body: AnswerBody) -> Any:
 def feedback(body: FeedbackBody) -> Any:
     store = current_app.extensions["tutorqa"]["pipeline"].store
     try:
-        result = store.record_feedback(body.answer_id, body.user_id, body.rating, body.reason)
+        result = store.record_feedback(body.answer_id, body.user_id, body.rating, body.reason, body.comment)
     except UnknownAnswer:
         raise ApiError(404, "unknown_answer", f"no answer with answer_id {body.answer_id!r}") from None
     except NotYourAnswer:
         raise ApiError(403, "not_your_answer", "feedback must come from the user who received the answer") from None
-    FEEDBACK.labels(body.rating).inc()
+    for experiment, variation in result.arms.items():
+        FEEDBACK.labels(body.rating, experiment, variation).inc()
     return jsonify({"answer_id": result.answer_id, "rating": result.rating,
                     "stored": "created" if result.created else "updated"}), 201 if result.created else 200
 
@@ -104,8 +107,22 @@ def passage(passage_id: str) -> Any:
     return jsonify({"passage_id": found.passage_id, "title": found.title, "text": found.text, "source": found.source})
 
 
+@bp.get("/experiments/<key>/report")
+def report(key: str) -> Any:
+    pipeline = current_app.extensions["tutorqa"]["pipeline"]
+    if key not in pipeline.experiments.features:
+        raise ApiError(404, "unknown_experiment", f"no experiment {key!r} in the features")
+    return jsonify(experiment_report(key, pipeline.store.experiment_answers(key)))
+
+
 def init_app(app: Flask) -> None:
     app.register_blueprint(bp)
+
+    @app.after_request
+    def count(response: Response) -> Response:
+        rule = request.url_rule.rule if request.url_rule else "unmatched"
+        REQUESTS.labels(rule, str(response.status_code)).inc()
+        return response
 
     @app.errorhandler(ApiError)
     def api_error(error: ApiError) -> Any:

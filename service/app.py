@@ -23,7 +23,7 @@ from service.references import ReferenceFinder
 from service.search.embedded import EmbeddedPassageIndex, EmbeddedQAIndex
 from service.search.store import IndexMissingError
 from service.settings import Settings
-from service.store import SQLiteStore, Store
+from service.store import SQLStore, Store
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +53,10 @@ def build_pipeline(settings: Settings, llm: LLM | None = None, store: Store | No
         indexes["passages"] = {"ready": False, "error": str(error)}
     pipeline = Pipeline(
         gate=Gate(),
-        experiments=Experiments(settings.experiments.features_path),
+        experiments=Experiments(settings.experiments.features_path, settings.experiments.api_host,
+                                settings.experiments.client_key, settings.experiments.cache_ttl_s),
         tutor=Tutor(llm or OpenAIChatLLM(settings.llm), load_prompts()),
-        store=store or SQLiteStore.from_url(settings.database_url),
+        store=store or SQLStore(settings.database_url),
         matcher=matcher,
         references=references,
         attributor=Attributor(embedder, search.attribution_threshold),

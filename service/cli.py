@@ -132,6 +132,21 @@ def cmd_eval_attribution(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
+    from ab_testing.report import experiment_report, plot_report
+    from service.store import SQLStore
+
+    report = experiment_report(args.experiment, SQLStore(settings.database_url).experiment_answers(args.experiment))
+    print(json.dumps(report, indent=2))
+    if not report["arms"]:
+        print(f"no answers were served under experiment {args.experiment!r}", file=sys.stderr)
+        return 1
+    if args.plot:
+        plot_report(report, args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return 0
+
+
 def cmd_config(args: argparse.Namespace, settings: Settings) -> int:
     if args.markdown:
         print(markdown_table())
@@ -151,7 +166,7 @@ def parser() -> argparse.ArgumentParser:
 
     ask = commands.add_parser("ask", help="answer one question and print the JSON answer (no HTTP)")
     ask.add_argument("question")
-    ask.add_argument("--user-id", default="cli")
+    ask.add_argument("--user-id", help="assigns experiment arms; without it, every feature's default")
     ask.add_argument("--subject")
     ask.set_defaults(run=cmd_ask)
 
@@ -180,6 +195,11 @@ def parser() -> argparse.ArgumentParser:
     attribution.set_defaults(run=cmd_eval_attribution)
     for stage in (gate, references, attribution):
         stage.add_argument("--out", type=Path, default=Path("reports"), help="folder for the report")
+
+    report = commands.add_parser("report", help="per-arm coverage and thumbs-up rate of an experiment, with intervals")
+    report.add_argument("experiment")
+    report.add_argument("--plot", type=Path, help="also write a PNG of the arms")
+    report.set_defaults(run=cmd_report)
 
     config = commands.add_parser("config", help="print the effective configuration")
     config.add_argument("--markdown", action="store_true", help="print the README's table of variables")

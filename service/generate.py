@@ -44,14 +44,14 @@ class Tutor:
         self.llm = llm
         self.prompts = prompts
 
-    def answer(self, question: str, options: tuple[str, ...]) -> GeneratedAnswer:
+    def answer(self, question: str, options: tuple[str, ...], model: str | None = None) -> GeneratedAnswer:
         letters = string.ascii_uppercase[:len(options)]
         if options:
             listed = "\n".join(f"{letter}. {option}" for letter, option in zip(letters, options))
             prompt = self.prompts.render("mcq", question=question, options=listed)
         else:
             prompt = self.prompts.render("frq", question=question)
-        reply = self.llm.complete_json(self.prompts.render("system"), prompt, answer_schema(letters))
+        reply = self.llm.complete_json(self.prompts.render("system"), prompt, answer_schema(letters), model)
         if reply.get("answerable") is False:
             return GeneratedAnswer(False, "", None, (), str(reply.get("reason") or "").strip())
         steps = clean_steps(reply.get("steps"))
@@ -66,9 +66,10 @@ class Tutor:
             raise LLMUnavailable("reply has an empty answer")
         return GeneratedAnswer(True, answer, None, steps)
 
-    def explain(self, question: str, answer: str) -> tuple[str, ...]:
+    def explain(self, question: str, answer: str, model: str | None = None) -> tuple[str, ...]:
         prompt = self.prompts.render("explain", question=question, answer=answer)
-        steps = clean_steps(self.llm.complete_json(self.prompts.render("system"), prompt, EXPLAIN_SCHEMA).get("steps"))
+        reply = self.llm.complete_json(self.prompts.render("system"), prompt, EXPLAIN_SCHEMA, model)
+        steps = clean_steps(reply.get("steps"))
         if not steps:
             raise LLMUnavailable("reply has no explanation steps")
         return steps

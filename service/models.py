@@ -11,7 +11,7 @@ STATUSES = ("answered", "blocked", "abstained", "not_a_question", "unavailable")
 @dataclass(frozen=True)
 class AnswerRequest:
     query: str
-    user_id: str
+    user_id: str | None = None      # None: default arms, no exposure recorded
     subject: str | None = None
 
 

@@ -83,7 +83,10 @@ class StorageSettings(_Group):
 
 
 class ExperimentSettings(_Group):
-    features_path: Path = Field(PROJECT_ROOT / "ab_testing" / "features.json", alias="GROWTHBOOK_FEATURES_PATH", description="GrowthBook features JSON")
+    features_path: Path = Field(PROJECT_ROOT / "ab_testing" / "features.json", alias="GROWTHBOOK_FEATURES_PATH", description="GrowthBook features JSON (the fallback when a server is set)")
+    api_host: str = Field("", alias="GROWTHBOOK_API_HOST", description="GrowthBook server to load features from, e.g. `https://cdn.growthbook.io`; empty: the file only")
+    client_key: str = Field("", alias="GROWTHBOOK_CLIENT_KEY", description="SDK client key for that server")
+    cache_ttl_s: int = Field(60, ge=1, alias="GROWTHBOOK_CACHE_TTL_S", description="seconds features from the server are cached (and the file used after a failure)")
 
 
 class Settings(_Group):

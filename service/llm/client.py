@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 import openai
 
+from service.metrics import LLM_CALLS
 from service.settings import LLMSettings
 
 
@@ -15,7 +16,7 @@ class LLMUnavailable(RuntimeError):
 
 
 class LLM(Protocol):
-    def complete_json(self, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]: ...
+    def complete_json(self, system: str, user: str, schema: dict[str, Any], model: str | None = None) -> dict[str, Any]: ...
     def ping(self) -> bool: ...
 
 
@@ -34,10 +35,19 @@ class OpenAIChatLLM:
         self.client = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key,
                                     timeout=settings.timeout_s, max_retries=settings.max_retries)
 
-    def complete_json(self, system: str, user: str, schema: dict[str, Any]) -> dict[str, Any]:
+    def complete_json(self, system: str, user: str, schema: dict[str, Any], model: str | None = None) -> dict[str, Any]:
+        try:
+            parsed = self._complete_json(system, user, schema, model)
+        except LLMUnavailable:
+            LLM_CALLS.labels("failed").inc()
+            raise
+        LLM_CALLS.labels("ok").inc()
+        return parsed
+
+    def _complete_json(self, system: str, user: str, schema: dict[str, Any], model: str | None) -> dict[str, Any]:
         try:
             reply = self.client.chat.completions.create(
-                model=self.settings.model,
+                model=model or self.settings.model,
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                 temperature=self.settings.temperature,
                 max_tokens=self.settings.max_tokens,

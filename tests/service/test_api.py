@@ -29,7 +29,7 @@ def test_bank_answer_maps_to_the_students_option_with_generated_steps_and_refere
     assert first["url"].endswith(f"/v1/passages/{first['passage_id']}")
     assert all(ref["score"] >= 0.6 for ref in body["references"])
     assert body["gate"]["type"] == "mcq" and body["gate"]["options"][1] == "chloroplast"
-    assert set(body["experiments"]) == {"reference-threshold"}
+    assert set(body["experiments"]) == {"llm-fallback", "generated-explanations", "llm-model", "reference-threshold"}
     # The explanation prompt got the bank's answer, not a question to answer afresh.
     assert "chloroplast" in llm.requests[0]["messages"][1]["content"]
 
@@ -83,7 +83,7 @@ def test_math_questions_get_no_references(client, llm):
     ('{"user_id": "u"}', "missing_query"),
     ('{"query": "   ", "user_id": "u"}', "empty_query"),
     ('{"query": 42, "user_id": "u"}', "invalid_query"),
-    ('{"query": "Why?"}', "missing_user_id"),
+    ('{"query": "Why?", "user_id": ""}', "invalid_user_id"),
     ('{"query": "' + "why " * 1200 + '?", "user_id": "u"}', "query_too_long"),
 ])
 def test_bad_input_gets_400_with_a_code(client, payload, code):
@@ -101,11 +101,11 @@ def test_feedback_is_stored_once_per_user_and_answer(client, llm, app):
     answer_id = ask(client, "biology chapter 5 notes").get_json()["answer_id"]
     first = client.post("/v1/feedback", json={"answer_id": answer_id, "user_id": "student-1", "rating": "up"})
     assert first.status_code == 201 and first.get_json()["stored"] == "created"
-    again = client.post("/v1/feedback", json={"answer_id": answer_id, "user_id": "student-1",
-                                              "rating": "down", "reason": "not what I asked"})
+    again = client.post("/v1/feedback", json={"answer_id": answer_id, "user_id": "student-1", "rating": "down",
+                                              "reason": "incorrect", "comment": "not what I asked"})
     assert again.status_code == 200 and again.get_json()["stored"] == "updated"
     rows = app.extensions["tutorqa"]["pipeline"].store.rows("feedback")
-    assert [(r["rating"], r["reason"]) for r in rows] == [("down", "not what I asked")]
+    assert [(r["rating"], r["reason"], r["comment"]) for r in rows] == [("down", "incorrect", "not what I asked")]
 
 
 @pytest.mark.parametrize("change, status, code", [
@@ -113,6 +113,8 @@ def test_feedback_is_stored_once_per_user_and_answer(client, llm, app):
     ({"user_id": "someone-else"}, 403, "not_your_answer"),
     ({"rating": "meh"}, 400, "invalid_rating"),
     ({"rating": None}, 400, "invalid_rating"),
+    ({"reason": "meh"}, 400, "invalid_reason"),
+    ({"comment": "x" * 1001}, 400, "invalid_comment"),
 ])
 def test_feedback_errors(client, change, status, code):
     answer_id = ask(client, "biology chapter 5 notes").get_json()["answer_id"]
@@ -127,9 +129,48 @@ def test_answers_and_exposures_are_recorded(client, llm, app):
     store = app.extensions["tutorqa"]["pipeline"].store
     answers = {row["answer_id"]: row for row in store.rows("answers")}
     assert answers[body["answer_id"]]["status"] == "answered"
-    exposures = store.rows("exposures")
-    assert [(e["user_id"], e["experiment"], e["variation"]) for e in exposures] == \
-        [("student-42", "reference-threshold", body["experiments"]["reference-threshold"])]
+    assert answers[body["answer_id"]]["latency_ms"] > 0
+    viewed = {(e["user_id"], e["experiment_id"], e["variation_key"]) for e in store.rows("experiment_viewed")}
+    assert viewed == {("student-42", key, variation) for key, variation in body["experiments"].items()}
+    ask(client, "What is the site of photosynthesis in plant cells?", user_id="student-42")
+    assert len(store.rows("experiment_viewed")) == len(viewed), "one exposure per user and experiment"
+    assert len(store.rows("answer_arms")) == 2 * len(viewed), "every answer keeps its arms"
+
+
+def test_anonymous_requests_get_default_arms_and_no_exposure(client, llm, app):
+    llm.script(EXPLANATION)
+    body = client.post("/v1/answer", json={"query": PHOTOSYNTHESIS_MCQ}).get_json()
+    assert body["status"] == "answered" and body["experiments"] == {}
+    assert body["explanation"]["steps"], "the default arm explains bank answers"
+    assert app.extensions["tutorqa"]["pipeline"].store.rows("experiment_viewed") == []
+    feedback = client.post("/v1/feedback", json={"answer_id": body["answer_id"], "rating": "up"})
+    assert feedback.status_code == 201
+
+
+def test_bank_only_arm_does_not_call_the_llm(client, llm):
+    # student-2 is in llm-fallback 'bank-only' (deterministic: GrowthBook hashVersion 2)
+    body = ask(client, "Why do leaves change color in autumn?", user_id="student-2").get_json()
+    assert body["experiments"]["llm-fallback"] == "bank-only"
+    assert body["status"] == "unavailable" and llm.requests == []
+
+
+def test_arm_without_generated_explanations_shows_the_bare_bank_answer(client, llm):
+    # student-4 is in generated-explanations 'without'
+    body = ask(client, PHOTOSYNTHESIS_MCQ, user_id="student-4").get_json()
+    assert body["experiments"]["generated-explanations"] == "without"
+    assert body["answer"]["option"] == "B" and body["explanation"]["steps"] == [] and llm.requests == []
+
+
+def test_experiment_report_over_http(client, llm):
+    for user in ("student-1", "student-2", "student-3", "student-4"):
+        llm.script(EXPLANATION)
+        answer_id = ask(client, PHOTOSYNTHESIS_MCQ, user_id=user).get_json()["answer_id"]
+        client.post("/v1/feedback", json={"answer_id": answer_id, "user_id": user, "rating": "up"})
+    report = client.get("/v1/experiments/llm-fallback/report").get_json()
+    assert [arm["variation"] for arm in report["arms"]] == ["bank-only", "bank-then-llm"]
+    assert sum(arm["answers"] for arm in report["arms"]) == 4
+    assert all(arm["thumbs_up"]["rate"] == 1.0 for arm in report["arms"])
+    assert client.get("/v1/experiments/nope/report").status_code == 404
 
 
 def test_passage_links_resolve(client, llm):
