@@ -32,7 +32,7 @@ $(INSTALLED): pyproject.toml
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel --no-cache-dir --no-deps \
 	    "llama-cpp-python==$(LLAMA_VERSION)" -w $(LLAMA_WHEELS)
 	$(BIN)/pip install --quiet --find-links $(LLAMA_WHEELS) $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
-	$(BIN)/pip install --quiet --find-links $(LLAMA_WHEELS) -e ".[llm,test,eval]"
+	$(BIN)/pip install --quiet --find-links $(LLAMA_WHEELS) -e ".[llm,test,eval,postgres]"
 	touch $@
 
 $(QA_INDEX): data/demo/qa.jsonl $(INSTALLED)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import queue
+import threading
+from collections.abc import Callable, Iterator
 from functools import wraps
 from typing import Any, Literal
 
@@ -68,18 +70,52 @@ def validated(model: type[BaseModel]) -> Callable:
     return decorator
 
 
-@bp.post("/answer")
-@validated(AnswerBody)
-def answer(body: AnswerBody) -> Any:
+def answer_request(body: AnswerBody) -> AnswerRequest:
     limit = current_app.extensions["tutorqa"]["settings"].server.max_query_chars
     query = body.query.strip()
     if not query:
         raise ApiError(400, "empty_query", "query is empty: type a question")
     if len(query) > limit:
         raise ApiError(400, "query_too_long", f"query has {len(query)} characters; the limit is {limit}")
+    return AnswerRequest(query=query, user_id=body.user_id, subject=body.subject)
+
+
+@bp.post("/answer")
+@validated(AnswerBody)
+def answer(body: AnswerBody) -> Any:
     pipeline = current_app.extensions["tutorqa"]["pipeline"]
-    response = pipeline.run(AnswerRequest(query=query, user_id=body.user_id, subject=body.subject))
-    return jsonify(response.to_dict())
+    return jsonify(pipeline.run(answer_request(body)).to_dict())
+
+
+@bp.post("/answer/stream")
+@validated(AnswerBody)
+def answer_stream(body: AnswerBody) -> Response:
+    """Server-sent events: `gate` and `match` at once, `llm_delta` pieces of the reply as the LLM
+    writes them, `references`, then `answer` (the same JSON as /v1/answer); `error` if it fails."""
+    answer_for = answer_request(body)
+    pipeline = current_app.extensions["tutorqa"]["pipeline"]
+    logger = current_app.logger
+    events: queue.Queue = queue.Queue()
+
+    def work() -> None:
+        try:
+            response = pipeline.run(answer_for, emit=lambda event, data: events.put((event, data)))
+            events.put(("answer", response.to_dict()))
+        except Exception:
+            logger.exception("streamed answer failed")
+            events.put(("error", {"code": "internal_error", "message": "something went wrong on our side"}))
+        finally:
+            events.put(None)
+
+    threading.Thread(target=work, daemon=True).start()
+
+    def stream() -> Iterator[str]:
+        while (item := events.get()) is not None:
+            event, data = item
+            yield f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+    return Response(stream(), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
 @bp.post("/feedback")

@@ -16,6 +16,7 @@ from service import api, health
 from service.attribution import Attributor
 from service.embedder import embedder_from
 from service.generate import Tutor
+from service.llm.cache import ReplyCache
 from service.llm.client import LLM, OpenAIChatLLM
 from service.match import BankMatcher
 from service.pipeline import Pipeline
@@ -55,7 +56,9 @@ def build_pipeline(settings: Settings, llm: LLM | None = None, store: Store | No
         gate=Gate(),
         experiments=Experiments(settings.experiments.features_path, settings.experiments.api_host,
                                 settings.experiments.client_key, settings.experiments.cache_ttl_s),
-        tutor=Tutor(llm or OpenAIChatLLM(settings.llm), load_prompts()),
+        tutor=Tutor(llm or OpenAIChatLLM(settings.llm), load_prompts(),
+                    cache=ReplyCache(search.data_dir / "llm_cache.sqlite3") if settings.llm.cache else None,
+                    default_model=settings.llm.model),
         store=store or SQLStore(settings.database_url),
         matcher=matcher,
         references=references,

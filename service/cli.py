@@ -132,6 +132,25 @@ def cmd_eval_attribution(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_eval_llm(args: argparse.Namespace, settings: Settings) -> int:
+    from prompts import load_prompts
+    from service.evaluation.llm import development_items, evaluate, headline
+    from service.generate import Tutor
+    from service.llm.client import OpenAIChatLLM
+
+    llm = OpenAIChatLLM(settings.llm)
+    if not llm.ping():
+        print(f"error: no LLM answers at {settings.llm.base_url}: start one with `tutorqa llm-server`", file=sys.stderr)
+        return 2
+    items = development_items(args.data, args.gate_set, args.per_group)
+    report = evaluate(Tutor(llm, load_prompts(), cache=None, default_model=settings.llm.model), items)
+    report["model"], report["endpoint"] = settings.llm.model, settings.llm.base_url
+    path = write_report(report, args.out, "llm")
+    print(headline(report))
+    print(f"wrote {path}")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
     from ab_testing.report import experiment_report, plot_report
     from service.store import SQLStore
@@ -193,7 +212,12 @@ def parser() -> argparse.ArgumentParser:
     attribution = stages.add_parser("attribution", help="sentence attribution on SciFact claims")
     attribution.add_argument("--data", type=Path, default=SHARED_DATA / "scifact", help="SciFact folder")
     attribution.set_defaults(run=cmd_eval_attribution)
-    for stage in (gate, references, attribution):
+    llm = stages.add_parser("llm", help="the configured LLM on MCQs, FRQs and incomplete questions")
+    llm.add_argument("--data", type=Path, default=SHARED_DATA, help="folder with sciq/, mmlu/, gsm8k/")
+    llm.add_argument("--gate-set", type=Path, default=PROJECT_ROOT / "tests" / "data" / "gate_dev.jsonl")
+    llm.add_argument("--per-group", type=int, default=30, help="items per group (SciQ, MMLU, GSM8K, incomplete)")
+    llm.set_defaults(run=cmd_eval_llm)
+    for stage in (gate, references, attribution, llm):
         stage.add_argument("--out", type=Path, default=Path("reports"), help="folder for the report")
 
     report = commands.add_parser("report", help="per-arm coverage and thumbs-up rate of an experiment, with intervals")

@@ -12,7 +12,8 @@ ANSWERS = Counter("tutorqa_answers_total", "Answers served, by status and source
 ANSWERS_BY_ARM = Counter("tutorqa_answers_by_arm_total", "Answers served, by experiment arm and status",
                          ["experiment", "variation", "status"])
 GATE_BLOCKS = Counter("tutorqa_gate_blocks_total", "Questions the gate blocked, by reason", ["reason"])
-LLM_CALLS = Counter("tutorqa_llm_calls_total", "LLM calls, by outcome (ok, failed)", ["outcome"])
+LLM_CALLS = Counter("tutorqa_llm_calls_total", "LLM calls, by outcome (ok, invalid, failed, circuit_open)", ["outcome"])
+LLM_CACHE = Counter("tutorqa_llm_cache_total", "LLM reply cache lookups, by result (hit, miss)", ["result"])
 STAGE_SECONDS = Histogram("tutorqa_stage_seconds", "Time spent per pipeline stage", ["stage"],
                           buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
 DEGRADED = Counter("tutorqa_degraded_total", "Requests where a stage failed and was skipped", ["stage"])

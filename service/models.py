@@ -54,6 +54,7 @@ class GeneratedAnswer:
     option: str | None
     steps: tuple[str, ...]
     reason: str = ""            # why the model abstained
+    cached: bool = False        # served from the reply cache, no LLM call
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ class AnswerResponse:
     references_skipped: str | None = None   # why there are none: "math", "unavailable"
     attribution: list[dict[str, Any]] = field(default_factory=list)   # answer/explanation sentence -> support
     experiments: dict[str, str] = field(default_factory=dict)
+    llm: dict[str, Any] | None = None   # prompt_version, model and cached, when the LLM was asked
     degraded: list[str] = field(default_factory=list)   # stages that failed and were skipped
 
     def to_dict(self) -> dict[str, Any]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from ab_testing import Assignment, Experiments
 from rules.gate import Gate, GateResult
@@ -23,6 +25,7 @@ from service.references import ReferenceFinder
 from service.store import AnswerRecord, Store
 
 log = logging.getLogger(__name__)
+Emit = Callable[[str, Any], None]
 
 UNAVAILABLE = "The tutor cannot answer right now. Please try again in a minute."
 NOT_IN_BANK = "We do not have an answer to this question yet."
@@ -53,13 +56,18 @@ class Pipeline:
     attributor: Attributor
     reference_threshold: float
 
-    def run(self, request: AnswerRequest) -> AnswerResponse:
+    def run(self, request: AnswerRequest, emit: Emit | None = None) -> AnswerResponse:
+        """The answer to one request. `emit(event, data)`, when given, hears the gate decision and the
+        bank match as soon as they are known, and the LLM's text as it is generated (streaming API)."""
         started = time.perf_counter()
+        on_delta = (lambda piece: emit("llm_delta", {"text": piece})) if emit else None
+        emit = emit or (lambda event, data: None)
         with STAGE_SECONDS.labels("gate").time():
             gate = self.gate.classify(request.query, request.subject)
         log.info("gate intent=%s type=%s complete=%s reason=%s rules=%s",
                  gate.intent, gate.type, gate.complete, gate.reason, ",".join(gate.rules))
         response = AnswerResponse(answer_id=uuid.uuid4().hex, status="", gate=gate_view(gate), message=gate.message)
+        emit("gate", {"answer_id": response.answer_id, **response.gate})
         assignment = Assignment({}, {}, ())
         if gate.intent != "question":
             response.status = "not_a_question"
@@ -69,14 +77,16 @@ class Pipeline:
         else:
             assignment = self.experiments.assign(request.user_id)
             response.experiments = assignment.experiments
-            self._answer(gate, assignment, response)
+            self._answer(gate, assignment, response, emit, on_delta)
         self._record(request, response, assignment, gate, (time.perf_counter() - started) * 1000)
         ANSWERS.labels(response.status, response.source or "none").inc()
         for experiment, variation in response.experiments.items():
             ANSWERS_BY_ARM.labels(experiment, variation, response.status).inc()
         return response
 
-    def _answer(self, gate: GateResult, assignment: Assignment, response: AnswerResponse) -> None:
+    def _answer(self, gate: GateResult, assignment: Assignment, response: AnswerResponse, emit: Emit,
+                on_delta: Callable[[str], None] | None) -> None:
+        model = assignment.values.get(LLM_MODEL) or None
         match = None
         if self.matcher is None:
             self._degrade(response, "match")
@@ -88,14 +98,18 @@ class Pipeline:
                 log.exception("bank match failed")
                 self._degrade(response, "match")
 
+        emit("match", {"qa_id": match.qa_id, "score": match.score, "answer": match.answer, "option": match.option}
+             if match else None)
         if match is not None:
             answer_text = gate.options["ABCDEFGH".index(match.option)] if match.option else match.answer
             steps, explanation_source = match.explanation, "bank"
             if not steps and assignment.values.get(GENERATED_EXPLANATIONS, True):
                 try:
                     with STAGE_SECONDS.labels("explain").time():
-                        steps = self.tutor.explain(gate.stem, answer_text, model=assignment.values.get(LLM_MODEL))
-                        explanation_source = "generated"
+                        explanation = self.tutor.explain(gate.stem, answer_text, gate.options, match.option, model,
+                                                         on_delta=on_delta)
+                    steps, explanation_source = explanation.steps, "generated"
+                    response.llm = self._llm_view(model, explanation.cached)
                 except LLMUnavailable as error:
                     log.warning("explanation unavailable: %s", error)
                     self._degrade(response, "explain")
@@ -108,12 +122,13 @@ class Pipeline:
         else:
             try:
                 with STAGE_SECONDS.labels("generate").time():
-                    generated = self.tutor.answer(gate.stem, gate.options, model=assignment.values.get(LLM_MODEL))
+                    generated = self.tutor.answer(gate.stem, gate.options, model, on_delta=on_delta)
             except LLMUnavailable as error:
                 log.warning("LLM unavailable: %s", error)
                 self._degrade(response, "generate")
                 response.status, response.message = "unavailable", UNAVAILABLE
                 return
+            response.llm = self._llm_view(model, generated.cached)
             if not generated.answerable:
                 response.status = "abstained"
                 response.message = f"{ABSTAINED}: {generated.reason}" if generated.reason else f"{ABSTAINED}."
@@ -125,8 +140,14 @@ class Pipeline:
         response.answer = {"text": answer_text, "option": option}
         response.explanation = {"steps": list(steps), "source": explanation_source if steps else None,
                                 "label": SOURCE_LABELS[explanation_source] if steps else None}
+        self._attach_references(gate, answer_text, tuple(steps), assignment, response, emit)
+
+    def _attach_references(self, gate: GateResult, answer_text: str, steps: tuple[str, ...], assignment: Assignment,
+                           response: AnswerResponse, emit: Emit) -> None:
+        """References for the answer, then each answer sentence matched to its best support."""
         if gate.math:
             response.references_skipped = "math"   # study passages do not verify arithmetic
+            emit("references", [])
             return
         if self.references is None:
             response.references_skipped = "unavailable"
@@ -135,8 +156,9 @@ class Pipeline:
         threshold = float(assignment.values.get(REFERENCE_THRESHOLD, self.reference_threshold))
         try:
             with STAGE_SECONDS.labels("references").time():
-                found = self.references.run(gate.stem, answer_text, tuple(steps), threshold)
+                found = self.references.run(gate.stem, answer_text, steps, threshold)
             response.references = [asdict(reference) for reference in found]
+            emit("references", response.references)
         except Exception:
             log.exception("references failed")
             response.references_skipped = "unavailable"
@@ -162,6 +184,12 @@ class Pipeline:
         except Exception:
             log.exception("could not store answer %s", response.answer_id)
             self._degrade(response, "store")
+
+    def _llm_view(self, model: str | None, cached: bool) -> dict:
+        log.info("llm prompt_version=%s model=%s cached=%s", self.tutor.prompts.version,
+                 model or self.tutor.default_model, cached)
+        return {"prompt_version": self.tutor.prompts.version, "model": model or self.tutor.default_model,
+                "cached": cached}
 
     @staticmethod
     def _degrade(response: AnswerResponse, stage: str) -> None:

@@ -66,8 +66,11 @@ class LLMSettings(_Group):
         description="structured-output form: `json_object` with a schema (llama.cpp) or `json_schema` (OpenAI)")
     timeout_s: float = Field(30.0, gt=0, alias="LLM_TIMEOUT_S", description="seconds before one LLM call gives up")
     max_retries: int = Field(1, ge=0, alias="LLM_MAX_RETRIES", description="retries of a failed LLM call (connection errors, 5xx, 429)")
-    max_tokens: int = Field(384, ge=16, alias="LLM_MAX_TOKENS", description="completion token limit")
+    max_tokens: int = Field(600, ge=16, alias="LLM_MAX_TOKENS", description="completion token limit (4 steps of 240 characters and the fields fit)")
     temperature: float = Field(0.0, ge=0.0, le=2.0, alias="LLM_TEMPERATURE", description="sampling temperature")
+    breaker_failures: int = Field(3, ge=1, alias="LLM_BREAKER_FAILURES", description="failed calls in a row that open the circuit breaker")
+    breaker_reset_s: float = Field(30.0, gt=0, alias="LLM_BREAKER_RESET_S", description="seconds the breaker stays open before one trial call")
+    cache: bool = Field(True, alias="LLM_CACHE", description="keep validated replies in `<TUTORQA_DATA_DIR>/llm_cache.sqlite3` by question, prompt version and model")
 
 
 class LocalLLMServerSettings(_Group):

@@ -25,8 +25,13 @@ from ab_testing import Exposure
 FEEDBACK_REASONS = ("thorough_explanation", "needs_more_explanation", "incorrect", "irrelevant_references",
                     "incomplete_question", "other")
 
-# (version, SQLite DDL, PostgreSQL DDL). Append; never edit a released migration.
-MIGRATIONS: list[tuple[int, str, str]] = [
+# Column types that differ between the two databases; the DDL below names them in braces.
+TYPES = {
+    "sqlite": {"json": "TEXT", "float": "REAL", "timestamp": "TEXT"},
+    "postgresql": {"json": "JSONB", "float": "DOUBLE PRECISION", "timestamp": "TIMESTAMPTZ"},
+}
+# (version, DDL). Append; never edit a released migration.
+MIGRATIONS: list[tuple[int, str]] = [
     (1, """
 CREATE TABLE answers (
     answer_id   TEXT PRIMARY KEY,
@@ -35,9 +40,9 @@ CREATE TABLE answers (
     status      TEXT NOT NULL,
     source      TEXT,
     gate_reason TEXT,
-    arms        TEXT NOT NULL,
-    latency_ms  REAL NOT NULL,
-    created_at  TEXT NOT NULL
+    arms        {json} NOT NULL,
+    latency_ms  {float} NOT NULL,
+    created_at  {timestamp} NOT NULL
 );
 CREATE TABLE answer_arms (
     answer_id     TEXT NOT NULL REFERENCES answers(answer_id),
@@ -52,7 +57,7 @@ CREATE TABLE experiment_viewed (
     experiment_id TEXT NOT NULL,
     variation_id  INTEGER NOT NULL,
     variation_key TEXT NOT NULL,
-    timestamp     TEXT NOT NULL,
+    timestamp     {timestamp} NOT NULL,
     PRIMARY KEY (user_id, experiment_id)
 );
 CREATE TABLE feedback (
@@ -61,46 +66,8 @@ CREATE TABLE feedback (
     rating     TEXT NOT NULL CHECK (rating IN ('up', 'down')),
     reason     TEXT,
     comment    TEXT,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    PRIMARY KEY (answer_id, user_key)
-);
-""", """
-CREATE TABLE answers (
-    answer_id   TEXT PRIMARY KEY,
-    user_id     TEXT,
-    query       TEXT NOT NULL,
-    status      TEXT NOT NULL,
-    source      TEXT,
-    gate_reason TEXT,
-    arms        JSONB NOT NULL,
-    latency_ms  DOUBLE PRECISION NOT NULL,
-    created_at  TIMESTAMPTZ NOT NULL
-);
-CREATE TABLE answer_arms (
-    answer_id     TEXT NOT NULL REFERENCES answers(answer_id),
-    experiment_id TEXT NOT NULL,
-    variation_id  INTEGER NOT NULL,
-    variation_key TEXT NOT NULL,
-    PRIMARY KEY (answer_id, experiment_id)
-);
-CREATE INDEX answer_arms_by_experiment ON answer_arms (experiment_id);
-CREATE TABLE experiment_viewed (
-    user_id       TEXT NOT NULL,
-    experiment_id TEXT NOT NULL,
-    variation_id  INTEGER NOT NULL,
-    variation_key TEXT NOT NULL,
-    timestamp     TIMESTAMPTZ NOT NULL,
-    PRIMARY KEY (user_id, experiment_id)
-);
-CREATE TABLE feedback (
-    answer_id  TEXT NOT NULL REFERENCES answers(answer_id),
-    user_key   TEXT NOT NULL,
-    rating     TEXT NOT NULL CHECK (rating IN ('up', 'down')),
-    reason     TEXT,
-    comment    TEXT,
-    created_at TIMESTAMPTZ NOT NULL,
-    updated_at TIMESTAMPTZ NOT NULL,
+    created_at {timestamp} NOT NULL,
+    updated_at {timestamp} NOT NULL,
     PRIMARY KEY (answer_id, user_key)
 );
 """),
@@ -206,11 +173,10 @@ class SQLStore:
                 # Two workers starting together must not both apply a migration.
                 connection.execute("SELECT pg_advisory_xact_lock(7031)")
             done = {row[0] for row in self._execute(connection, "SELECT version FROM schema_migrations").fetchall()}
-            for version, sqlite_ddl, postgres_ddl in MIGRATIONS:
+            for version, ddl in MIGRATIONS:
                 if version in done:
                     continue
-                ddl = sqlite_ddl if self.dialect == "sqlite" else postgres_ddl
-                for statement in filter(str.strip, ddl.split(";")):
+                for statement in filter(str.strip, ddl.format(**TYPES[self.dialect]).split(";")):
                     connection.execute(statement)
                 self._execute(connection, "INSERT INTO schema_migrations VALUES (?, ?)",
                               (version, _now().isoformat()))

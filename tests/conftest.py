@@ -50,11 +50,12 @@ def llm(scripted_llm_server: ScriptedLLM) -> ScriptedLLM:
     return scripted_llm_server
 
 
-def make_settings(data_dir: Path, tmp_path: Path, llm_url: str, **search: Any) -> Settings:
+def make_settings(data_dir: Path, tmp_path: Path, llm_url: str, cache: bool = False, **search: Any) -> Settings:
+    """Settings for a test app; the LLM reply cache is off unless a test is about it."""
     return Settings.from_env(
         {},
         search=SearchSettings(TUTORQA_DATA_DIR=data_dir, **search),
-        llm=LLMSettings(OPENAI_BASE_URL=llm_url, LLM_TIMEOUT_S=5, LLM_MAX_RETRIES=0),
+        llm=LLMSettings(OPENAI_BASE_URL=llm_url, LLM_TIMEOUT_S=5, LLM_MAX_RETRIES=0, LLM_CACHE=cache),
         storage=StorageSettings(DATABASE_URL=f"sqlite:///{tmp_path / 'events.sqlite3'}"),
     )
 

@@ -7,7 +7,7 @@ import threading
 from collections import deque
 from typing import Any
 
-from flask import Flask, jsonify, request
+from flask import Flask, Response, jsonify, request
 from werkzeug.serving import make_server
 
 PHOTOSYNTHESIS_MCQ = ("Which of the following organelles is the site of photosynthesis? "
@@ -44,8 +44,19 @@ class ScriptedLLM:
         if isinstance(reply, int):
             return jsonify({"error": {"message": "scripted failure"}}), reply
         content = reply if isinstance(reply, str) else json.dumps(reply)
+        if self.requests[-1].get("stream"):
+            return Response(self._chunks(content), mimetype="text/event-stream")
         return jsonify({
             "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": "scripted",
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         })
+
+    @staticmethod
+    def _chunks(content: str):
+        """The reply in OpenAI's streaming form, a few characters per chunk."""
+        for start in range(0, len(content), 8):
+            chunk = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": "scripted",
+                     "choices": [{"index": 0, "delta": {"content": content[start:start + 8]}, "finish_reason": None}]}
+            yield f"data: {json.dumps(chunk)}\n\n"
+        yield "data: [DONE]\n\n"

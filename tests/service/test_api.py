@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.support import PHOTOSYNTHESIS_MCQ
@@ -49,7 +51,7 @@ def test_keyword_search_is_not_a_question(client, llm):
 
 
 def test_generated_answer_for_a_question_not_in_the_bank(client, llm):
-    llm.script({"answerable": True, "reason": "", "steps": ["Chlorophyll breaks down in autumn.",
+    llm.script({"abstain": False, "abstain_reason": "", "steps": ["Chlorophyll breaks down in autumn.",
                                                             "Other pigments then show."],
                 "answer": "Chlorophyll breaks down and reveals other pigments"})
     body = ask(client, "Why do leaves change color in autumn?").get_json()
@@ -63,7 +65,7 @@ def test_generated_answer_for_a_question_not_in_the_bank(client, llm):
 
 
 def test_model_abstention_is_shown_as_abstained(client, llm):
-    llm.script({"answerable": False, "reason": "The question mixes unrelated ideas.", "steps": ["No."], "answer": "-"})
+    llm.script({"abstain": True, "abstain_reason": "The question mixes unrelated ideas.", "steps": ["No."], "answer": "-"})
     body = ask(client, "What is the square root of the colour of Tuesday?").get_json()
     assert body["status"] == "abstained"
     assert "unrelated ideas" in body["message"]
@@ -71,7 +73,7 @@ def test_model_abstention_is_shown_as_abstained(client, llm):
 
 
 def test_math_questions_get_no_references(client, llm):
-    llm.script({"answerable": True, "reason": "", "steps": ["12 times 4 is 48."], "answer": "48"})
+    llm.script({"abstain": False, "abstain_reason": "", "steps": ["12 times 4 is 48."], "answer": "48"})
     body = ask(client, "A box holds 12 eggs. How many eggs are in 4 boxes?").get_json()
     assert body["gate"]["math"] is True
     assert body["status"] == "answered" and body["references"] == []
@@ -188,3 +190,23 @@ def test_health_readiness_and_metrics(client, llm):
     assert ready.get_json()["checks"]["qa"]["count"] == 400
     ask(client, "biology chapter 5 notes")
     assert b'tutorqa_answers_total{source="none",status="not_a_question"}' in client.get("/metrics").data
+
+
+def test_streamed_answer_sends_gate_match_llm_text_references_then_the_answer(client, llm):
+    llm.script(EXPLANATION)
+    reply = client.post("/v1/answer/stream", json={"query": PHOTOSYNTHESIS_MCQ, "user_id": "student-1"})
+    assert reply.mimetype == "text/event-stream"
+    events = [block.split("\n", 1) for block in reply.get_data(as_text=True).strip().split("\n\n")]
+    names = [name.removeprefix("event: ") for name, _ in events]
+    assert names[:2] == ["gate", "match"] and names[-2:] == ["references", "answer"]
+    assert "llm_delta" in names
+    streamed = "".join(json.loads(data.removeprefix("data: "))["text"]
+                       for name, data in events if name == "event: llm_delta")
+    assert json.loads(streamed) == EXPLANATION
+    final = json.loads(events[-1][1].removeprefix("data: "))
+    assert final["status"] == "answered" and final["explanation"]["steps"] == EXPLANATION["steps"]
+
+
+def test_streamed_bad_input_is_a_plain_400(client):
+    reply = client.post("/v1/answer/stream", json={"query": " ", "user_id": "s1"})
+    assert reply.status_code == 400 and reply.get_json()["error"]["code"] == "empty_query"

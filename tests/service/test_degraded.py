@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import shutil
+import time
 
 from service.app import create_app
 from tests.conftest import make_settings
-from tests.support import PHOTOSYNTHESIS_MCQ
+from tests.support import PHOTOSYNTHESIS_MCQ, ScriptedLLM
 
 DEAD_LLM = "http://127.0.0.1:9/v1"   # discard port: connection refused at once
 
@@ -41,7 +42,7 @@ def test_llm_server_error_and_garbage_reply_are_unavailable(client, llm):
     assert ask(client, "Why do leaves change color in autumn?").get_json()["status"] == "unavailable"
     llm.script("this is not json")
     assert ask(client, "Why do leaves change color in autumn?").get_json()["status"] == "unavailable"
-    llm.script({"answerable": True, "reason": "", "steps": ["One."], "option": "Z"})
+    llm.script({"abstain": False, "abstain_reason": "", "steps": ["One."], "option": "Z"})
     body = ask(client, "Which gas do plants take in? A. oxygen B. carbon dioxide C. helium").get_json()
     assert body["status"] == "unavailable"
 
@@ -58,8 +59,27 @@ def test_missing_indexes_degrade_to_the_llm_and_readiness_says_why(copy_of_demo_
     ready = client.get("/readyz")
     assert ready.status_code == 503
     assert "tutorqa index qa" in ready.get_json()["checks"]["qa"]["error"]
-    llm.script({"answerable": True, "reason": "", "steps": ["Chloroplasts capture light."], "option": "B"})
+    llm.script({"abstain": False, "abstain_reason": "", "steps": ["Chloroplasts capture light."], "option": "B"})
     body = ask(client, PHOTOSYNTHESIS_MCQ).get_json()
     assert body["status"] == "answered" and body["source"] == "generated"
     assert body["answer"] == {"text": "chloroplast", "option": "B"}
     assert body["degraded"] == ["match", "references"]
+
+
+def test_llm_killed_mid_run_bank_still_answers_others_unavailable_within_a_second(demo_data_dir, tmp_path):
+    server = ScriptedLLM()
+    client = create_app(make_settings(demo_data_dir, tmp_path, server.base_url)).test_client()
+    server.script({"steps": ["Chloroplasts capture light.", "Photosynthesis happens there."]})
+    assert ask(client, PHOTOSYNTHESIS_MCQ).get_json()["explanation"]["steps"]
+    server.server.shutdown()
+    server.server.server_close()
+    for _ in range(3):   # the third call finds the circuit open
+        started = time.perf_counter()
+        bank = ask(client, PHOTOSYNTHESIS_MCQ)
+        middle = time.perf_counter()
+        other = ask(client, "Why do leaves change color in autumn?")
+        assert middle - started < 1.0 and time.perf_counter() - middle < 1.0
+        assert bank.status_code == other.status_code == 200
+        assert bank.get_json()["status"] == "answered" and bank.get_json()["degraded"] == ["explain"]
+        assert other.get_json()["status"] == "unavailable"
+    assert client.get("/readyz").get_json()["status"] == "degraded"

@@ -36,7 +36,7 @@ def test_references_carry_links_snippets_highlights_and_attribution(client, llm)
 
 
 def test_math_answers_say_why_there_are_no_references(client, llm):
-    llm.script({"answerable": True, "reason": "", "steps": ["Four boxes of 12 eggs is 48 eggs."], "answer": "48"})
+    llm.script({"abstain": False, "abstain_reason": "", "steps": ["Four boxes of 12 eggs is 48 eggs."], "answer": "48"})
     body = client.post("/v1/answer", json={"query": "A box holds 12 eggs. How many eggs are in 4 boxes?",
                                            "user_id": "s1"}).get_json()
     assert body["references"] == [] and body["references_skipped"] == "math"
