@@ -132,6 +132,23 @@ def cmd_eval_attribution(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def cmd_eval_match(args: argparse.Namespace, settings: Settings) -> int:
+    from service.embedder import embedder_from
+    from service.evaluation.match import evaluate, headline, plot
+
+    for path in (args.file, args.bank):
+        if not path.is_file():
+            print(f"error: no such file: {path} (the full bank is built by scripts/make_match_set.py)", file=sys.stderr)
+            return 2
+    report = evaluate(args.file, args.bank, embedder_from(settings.search), settings.search.data_dir / "eval",
+                      settings.search.match_threshold)
+    path = write_report(report, args.out, "match")
+    plot(report, path.with_suffix(".png"))
+    print(headline(report))
+    print(f"wrote {path} and {path.with_suffix('.png')}")
+    return 0
+
+
 def cmd_eval_llm(args: argparse.Namespace, settings: Settings) -> int:
     from prompts import load_prompts
     from service.evaluation.llm import development_items, evaluate, headline
@@ -217,7 +234,12 @@ def parser() -> argparse.ArgumentParser:
     llm.add_argument("--gate-set", type=Path, default=PROJECT_ROOT / "tests" / "data" / "gate_dev.jsonl")
     llm.add_argument("--per-group", type=int, default=30, help="items per group (SciQ, MMLU, GSM8K, incomplete)")
     llm.set_defaults(run=cmd_eval_llm)
-    for stage in (gate, references, attribution, llm):
+    match = stages.add_parser("match", help="bank matching: paraphrases found, unrelated questions not matched")
+    match.add_argument("file", type=Path, help='JSONL: {"query", "expect": qa_id or null}')
+    match.add_argument("--bank", type=Path, default=PROJECT_ROOT / "var" / "eval" / "full_bank.jsonl",
+                       help="Q&A bank JSONL to match against (indexed once into the data folder)")
+    match.set_defaults(run=cmd_eval_match)
+    for stage in (gate, references, attribution, llm, match):
         stage.add_argument("--out", type=Path, default=Path("reports"), help="folder for the report")
 
     report = commands.add_parser("report", help="per-arm coverage and thumbs-up rate of an experiment, with intervals")

@@ -30,11 +30,15 @@ TARGET_PRECISION = 0.90
 TIMED_QUESTIONS = 200
 
 
+def cache_key(source: Path, embedder: Embedder) -> str:
+    """Names the cached index of a file: its path, size and date, and the model."""
+    stat = source.stat()
+    return hashlib.sha1(f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{embedder.name}".encode()).hexdigest()[:12]
+
+
 def corpus_index(corpus: Path, cache: Path, embedder: Embedder) -> EmbeddedPassageIndex:
-    """The corpus indexed once into a cache folder keyed by the file's path, size and date."""
-    stat = corpus.stat()
-    key = hashlib.sha1(f"{corpus.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{embedder.name}".encode()).hexdigest()[:12]
-    directory = cache / f"passages-{key}"
+    """The corpus indexed once into a cache folder."""
+    directory = cache / f"passages-{cache_key(corpus, embedder)}"
     if not (directory / "params.json").exists():
         index_passages(corpus, directory, embedder)
     return EmbeddedPassageIndex.load(directory)
