@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from service.settings import PROJECT_ROOT, Settings, SettingsError, markdown_table
@@ -79,31 +80,42 @@ def cmd_llm_server(args: argparse.Namespace, settings: Settings) -> int:
     os.execvp(command[0], command)
 
 
-def write_report(report: dict, out: Path, name: str) -> Path:
+def publish(report: dict, out: Path, name: str, headline: Callable[[dict], str],
+            plot: Callable[[dict, Path], None] | None = None) -> int:
+    """Write reports/<name>.json (and .png), print the headline figures and where they went."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.json"
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
-    return path
+    written = [path]
+    if plot is not None:
+        plot(report, path.with_suffix(".png"))
+        written.append(path.with_suffix(".png"))
+    print(headline(report))
+    print("wrote " + " and ".join(map(str, written)))
+    return 0
+
+
+def missing(*paths: Path, hint: str = "") -> int | None:
+    """Exit status 2, with the cause printed, when an input file is not there."""
+    for path in paths:
+        if not path.is_file():
+            print(f"error: no such file: {path}{hint}", file=sys.stderr)
+            return 2
+    return None
 
 
 def cmd_eval_gate(args: argparse.Namespace, settings: Settings) -> int:
     from service.evaluation.gate import evaluate, headline
 
-    report = evaluate(args.file)
-    path = write_report(report, args.out, "gate")
-    print(headline(report))
-    print(f"wrote {path}")
-    return 0
+    return missing(args.file) or publish(evaluate(args.file), args.out, "gate", headline)
 
 
 def cmd_eval_references(args: argparse.Namespace, settings: Settings) -> int:
     from service.embedder import embedder_from
     from service.evaluation.references import evaluate, headline, plot
 
-    for path in (args.corpus, args.questions):
-        if not path.is_file():
-            print(f"error: no such file: {path}", file=sys.stderr)
-            return 2
+    if status := missing(args.corpus, args.questions):
+        return status
     search = settings.search
     report = evaluate(args.corpus, args.questions, embedder_from(search),
                       cache=search.data_dir / "eval", mode=args.mode or search.reference_mode,
@@ -111,42 +123,27 @@ def cmd_eval_references(args: argparse.Namespace, settings: Settings) -> int:
                       candidates=search.reference_candidates, top_k=search.reference_top_k,
                       splits=tuple(args.splits.split(",")), limit=args.limit)
     name = "references" if args.mode in (None, search.reference_mode) else f"references-{args.mode}"
-    path = write_report(report, args.out, name)
-    plot(report, path.with_suffix(".png"))
-    print(headline(report))
-    print(f"wrote {path} and {path.with_suffix('.png')}")
-    return 0
+    return publish(report, args.out, name, headline, plot)
 
 
 def cmd_eval_attribution(args: argparse.Namespace, settings: Settings) -> int:
     from service.embedder import embedder_from
     from service.evaluation.attribution import evaluate, headline
 
-    if not (args.data / "corpus.jsonl").is_file():
-        print(f"error: no SciFact corpus.jsonl in {args.data}", file=sys.stderr)
-        return 2
-    report = evaluate(args.data, embedder_from(settings.search))
-    path = write_report(report, args.out, "attribution")
-    print(headline(report))
-    print(f"wrote {path}")
-    return 0
+    if status := missing(args.data / "corpus.jsonl", hint=" (--data must be the SciFact folder)"):
+        return status
+    return publish(evaluate(args.data, embedder_from(settings.search)), args.out, "attribution", headline)
 
 
 def cmd_eval_match(args: argparse.Namespace, settings: Settings) -> int:
     from service.embedder import embedder_from
     from service.evaluation.match import evaluate, headline, plot
 
-    for path in (args.file, args.bank):
-        if not path.is_file():
-            print(f"error: no such file: {path} (the full bank is built by scripts/make_match_set.py)", file=sys.stderr)
-            return 2
+    if status := missing(args.file, args.bank, hint=" (scripts/make_match_set.py builds the sets and the full bank)"):
+        return status
     report = evaluate(args.file, args.bank, embedder_from(settings.search), settings.search.data_dir / "eval",
                       settings.search.match_threshold)
-    path = write_report(report, args.out, "match")
-    plot(report, path.with_suffix(".png"))
-    print(headline(report))
-    print(f"wrote {path} and {path.with_suffix('.png')}")
-    return 0
+    return publish(report, args.out, "match", headline, plot)
 
 
 def cmd_eval_llm(args: argparse.Namespace, settings: Settings) -> int:
@@ -162,10 +159,7 @@ def cmd_eval_llm(args: argparse.Namespace, settings: Settings) -> int:
     items = development_items(args.data, args.gate_set, args.per_group)
     report = evaluate(Tutor(llm, load_prompts(), cache=None, default_model=settings.llm.model), items)
     report["model"], report["endpoint"] = settings.llm.model, settings.llm.base_url
-    path = write_report(report, args.out, "llm")
-    print(headline(report))
-    print(f"wrote {path}")
-    return 0
+    return publish(report, args.out, "llm", headline)
 
 
 def cmd_report(args: argparse.Namespace, settings: Settings) -> int:

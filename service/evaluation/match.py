@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from service.embedder import Embedder
+from service.evaluation import figure, save
 from service.evaluation.references import cache_key
 from service.indexing import index_qa
 from service.search.embedded import EmbeddedQAIndex
@@ -66,12 +67,8 @@ def evaluate(path: Path, bank: Path, embedder: Embedder, cache: Path, threshold:
 
 
 def plot(report: dict[str, Any], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     xs = [p["threshold"] for p in report["curve"]]
-    figure, axis = plt.subplots(figsize=(7, 4.2))
+    fig, axis = figure(7, 4.2)
     axis.plot(xs, [p["top1_accuracy"] for p in report["curve"]], label="top-1 accuracy (paraphrases)")
     axis.plot(xs, [p["false_match_rate"] for p in report["curve"]], label="false-match rate (unrelated)")
     axis.axvline(report["threshold"], color="grey", linewidth=0.8)
@@ -81,9 +78,7 @@ def plot(report: dict[str, Any], path: Path) -> None:
              title=f"bank matching, {report['bank_size']} bank questions, {Path(report['file']).name}")
     axis.grid(alpha=0.3)
     axis.legend(loc="center left", fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    save(fig, path)
 
 
 def headline(report: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ import numpy as np
 from tqdm import tqdm
 
 from service.embedder import Embedder
+from service.evaluation import figure, save
 from service.indexing import index_passages
 from service.references import Candidate, ReferenceFinder, mentions
 from service.search.embedded import EmbeddedPassageIndex
@@ -136,11 +137,7 @@ def stage_latency(finder: ReferenceFinder, rows: list[dict], threshold: float) -
 
 
 def plot(report: dict[str, Any], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axis = plt.subplots(figsize=(7, 4.5))
+    fig, axis = figure(7, 4.5)
     styles = {"valid": "-", "test": "--", "train": ":"}
     for split, points in report["curves"].items():
         xs = [p["threshold"] for p in points]
@@ -156,9 +153,7 @@ def plot(report: dict[str, Any], path: Path) -> None:
              title=f"SciQ references, {report['mode']} mode, {report['passages']} passages")
     axis.grid(alpha=0.3)
     axis.legend(loc="lower left", fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    save(fig, path)
 
 
 def headline(report: dict[str, Any]) -> str:
