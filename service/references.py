@@ -35,10 +35,15 @@ class Candidate:
     embedding: np.ndarray
 
 
-def mentions(text: str, phrase: str) -> bool:
-    """The phrase appears as whole words (case-insensitive)."""
+def whole_phrase(phrase: str) -> regex.Pattern | None:
+    """A pattern that finds the phrase as whole words (case-insensitive); None for an empty phrase."""
     phrase = phrase.strip()
-    return bool(phrase) and regex.search(rf"(?<!\w){regex.escape(phrase)}(?!\w)", text, regex.IGNORECASE) is not None
+    return regex.compile(rf"(?<!\w){regex.escape(phrase)}(?!\w)", regex.IGNORECASE) if phrase else None
+
+
+def mentions(text: str, phrase: str) -> bool:
+    pattern = whole_phrase(phrase)
+    return pattern is not None and pattern.search(text) is not None
 
 
 def snippet(text: str, answer: str) -> str:
@@ -92,10 +97,11 @@ class ReferenceFinder:
         ids = list(pool)
         embeddings = self.passages.embeddings(ids)
         cosines = embeddings @ vector
+        answer_pattern = whole_phrase(answer) if self.mode == "hybrid" and len(answer.strip()) >= 2 else None
         ranked = []
         for passage_id, embedding, cosine in zip(ids, embeddings, cosines.tolist()):
             passage = pool[passage_id]
-            names_answer = self.mode == "hybrid" and len(answer.strip()) >= 2 and mentions(passage.text, answer)
+            names_answer = answer_pattern is not None and answer_pattern.search(passage.text) is not None
             ranked.append(Candidate(passage, cosine, names_answer, cosine + self.answer_weight * names_answer, embedding))
         return sorted(ranked, key=lambda c: -c.score)
 

@@ -26,6 +26,12 @@ def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return best[np.argsort(-scores[best])]
 
 
+def nearest(embeddings: np.ndarray, records: list, vector: np.ndarray, k: int) -> list[Hit]:
+    """The k records whose embeddings have the highest cosine with `vector` (all are normalised)."""
+    scores = embeddings @ vector
+    return [Hit(records[i], float(scores[i])) for i in _top_k(scores, k)]
+
+
 def tokenize(texts: list[str]) -> list[list[str]]:
     return bm25s.tokenize(texts, return_ids=False, stopwords="en", show_progress=False)
 
@@ -52,8 +58,7 @@ class EmbeddedQAIndex:
         return cls(RecordStore.load(directory, "tutorqa index qa FILE.jsonl"))
 
     def search(self, vector: np.ndarray, k: int) -> list[Hit[QARecord]]:
-        scores = self.store.embeddings @ vector
-        return [Hit(self.records[i], float(scores[i])) for i in _top_k(scores, k)]
+        return nearest(self.store.embeddings, self.records, vector, k)
 
     def count(self) -> int:
         return len(self.records)
@@ -84,8 +89,7 @@ class EmbeddedPassageIndex:
         return [Hit(self.records[int(d)], float(s)) for d, s in zip(documents[0], scores[0]) if s > 0]
 
     def search_vector(self, vector: np.ndarray, k: int) -> list[Hit[Passage]]:
-        scores = self.store.embeddings @ vector
-        return [Hit(self.records[i], float(scores[i])) for i in _top_k(scores, k)]
+        return nearest(self.store.embeddings, self.records, vector, k)
 
     def embeddings(self, passage_ids: list[str]) -> np.ndarray:
         return self.store.embeddings[[self.store.position[pid] for pid in passage_ids]]
