@@ -9,7 +9,9 @@
 
 Paraphrases are rule-based rewrites (two per query, chosen at random): dropping "which of the
 following", synonym swaps, case and punctuation changes, a student's lead-in, moving a leading
-clause to the end. Lines: {"query": str, "expect": qa_id or null, "rewrites": [...]}.
+clause to the end. Lines: {"query": str, "expect": qa_id or null, "rewrites": [...]}; an unrelated
+question from a multiple-choice source also carries its "options" and right "answer", as a student
+would send them: a bank entry giving that answer is the same question asked elsewhere, not a false match.
 """
 
 from __future__ import annotations
@@ -102,8 +104,15 @@ def paraphrased(rows: list[dict], n: int, rng: random.Random) -> list[dict]:
     return out
 
 
-def unrelated(questions: list[str], n: int, rng: random.Random) -> list[dict]:
-    return [{"query": q, "expect": None, "rewrites": []} for q in rng.sample(questions, n)]
+def unrelated(questions: list[dict], n: int, rng: random.Random) -> list[dict]:
+    """Questions from outside the bank, with their options and right answer where the source has them."""
+    return [{"query": q["query"], "expect": None, "rewrites": [],
+             **({"options": q["options"], "answer": q["answer"]} if q.get("options") else {})}
+            for q in rng.sample(questions, n)]
+
+
+def with_choices(query: str, choices: list[str], gold: int) -> dict:
+    return {"query": query, "options": choices, "answer": choices[gold]}
 
 
 def main() -> None:
@@ -121,12 +130,16 @@ def main() -> None:
     def pick(source: str, splits: tuple[str, ...]) -> list[dict]:
         return [r for r in unique if r["source"] == source and r["id"].split("/")[-2] in splits]
 
-    aqua = [r["question"] for r in read_jsonl(args.data / "aqua_rat" / "dev.json")]
-    pubmed = [r["context"].split("Question:")[-1].split("\nA.")[0].strip()
+    aqua = []
+    for r in read_jsonl(args.data / "aqua_rat" / "dev.json"):
+        options = [option.split(")", 1)[1] for option in r["options"]]
+        aqua.append(with_choices(r["question"], options, "ABCDE".index(r["correct"])))
+    pubmed = [{"query": r["context"].split("Question:")[-1].split("\nA.")[0].strip()}
               for r in read_jsonl(args.data / "pubmedqa" / "pubmed_qa_labeled.jsonl")]
-    arc = [r["query"].removeprefix("Question:").strip()
+    arc = [with_choices(r["query"].removeprefix("Question:").strip(), r["choices"], r["gold"])
            for name in ("arc_easy_test.jsonl", "arc_challenge_test.jsonl") for r in read_jsonl(args.data / "arc" / name)]
-    obqa = [r["query"] for r in read_jsonl(args.data / "openbookqa" / "test_llmfoundry.jsonl")]
+    obqa = [with_choices(r["query"], r["choices"], r["gold"])
+            for r in read_jsonl(args.data / "openbookqa" / "test_llmfoundry.jsonl")]
 
     dev = (paraphrased(pick("sciq", ("train", "valid")), 300, rng) + paraphrased(pick("mmlu", ("dev",)), 150, rng)
            + unrelated(aqua, 150, rng) + unrelated(pubmed, 150, rng))

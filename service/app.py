@@ -21,7 +21,8 @@ from service.llm.client import LLM, OpenAIChatLLM
 from service.match import BankMatcher
 from service.pipeline import Pipeline
 from service.references import ReferenceFinder
-from service.search.embedded import EmbeddedPassageIndex, EmbeddedQAIndex
+from service.search.backends import load_index
+from service.search.opensearch import SearchUnavailableError
 from service.search.store import IndexMissingError
 from service.settings import Settings
 from service.store import SQLStore, Store
@@ -37,19 +38,19 @@ def build_pipeline(settings: Settings, llm: LLM | None = None, store: Store | No
     indexes: dict[str, dict] = {}
     matcher = references = None
     try:
-        qa_index = EmbeddedQAIndex.load(search.qa_index_dir)
+        qa_index = load_index(search, "qa")
         matcher = BankMatcher(embedder, qa_index, search.match_threshold)
         indexes["qa"] = {"ready": True, "count": qa_index.count()}
-    except IndexMissingError as error:
+    except (IndexMissingError, SearchUnavailableError) as error:
         log.warning("%s", error)
         indexes["qa"] = {"ready": False, "error": str(error)}
     try:
-        passage_index = EmbeddedPassageIndex.load(search.passage_index_dir)
+        passage_index = load_index(search, "passages")
         references = ReferenceFinder(embedder, passage_index, search.reference_candidates, search.reference_top_k,
                                      url_template=search.reference_url_template, mode=search.reference_mode,
                                      answer_weight=search.reference_answer_weight)
         indexes["passages"] = {"ready": True, "count": passage_index.count()}
-    except IndexMissingError as error:
+    except (IndexMissingError, SearchUnavailableError) as error:
         log.warning("%s", error)
         indexes["passages"] = {"ready": False, "error": str(error)}
     pipeline = Pipeline(

@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,21 +19,22 @@ SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"   # the team's data sets, 
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     from service.embedder import embedder_from
-    from service.indexing import index_passages, index_qa
+    from service.indexing import index_file
+    from service.search.backends import describe, open_index
+    from service.search.opensearch import MappingConflictError, SearchUnavailableError
 
-    if not args.file.is_file():
-        print(f"error: no such file: {args.file}", file=sys.stderr)
-        return 2
+    if status := missing(args.file):
+        return status
     embedder = embedder_from(settings.search)
-    build, directory = ((index_qa, settings.search.qa_index_dir) if args.kind == "qa"
-                        else (index_passages, settings.search.passage_index_dir))
-    started = time.perf_counter()
-    report = build(args.file, directory, embedder)
-    seconds = time.perf_counter() - started
+    try:
+        index = open_index(settings.search, args.kind, embedder.name, embedder.dimension)
+        report = index_file(args.file, index, embedder, args.kind, checkpoint_s=args.checkpoint_s)
+    except (SearchUnavailableError, MappingConflictError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     for line in report.rejected:
         print(f"rejected {args.file}:{line}", file=sys.stderr)
-    print(f"{args.kind}: {report.summary()} in {seconds:.1f} s "
-          f"({report.read / seconds:.0f} records/s) -> {directory}")
+    print(f"{args.kind}: {report.summary()} -> {describe(settings.search, args.kind)}")
     return 1 if report.rejected else 0
 
 
@@ -192,6 +192,8 @@ def parser() -> argparse.ArgumentParser:
     index = commands.add_parser("index", help="add or update records of an index from a JSONL file")
     index.add_argument("kind", choices=["qa", "passages"])
     index.add_argument("file", type=Path)
+    index.add_argument("--checkpoint-s", type=float, default=120.0,
+                       help="save progress this often: a re-run after an interruption resumes from there")
     index.set_defaults(run=cmd_index)
 
     ask = commands.add_parser("ask", help="answer one question and print the JSON answer (no HTTP)")

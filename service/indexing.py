@@ -1,4 +1,4 @@
-"""Build or update the embedded indexes from JSONL files (`tutorqa index qa|passages FILE.jsonl`).
+"""Add or update an index from a JSONL file (`tutorqa index qa|passages FILE.jsonl`).
 
 Q&A bank, one JSON object per line:
   id (str, required), question (str, required), answer (str, required),
@@ -8,14 +8,18 @@ Study passages, one JSON object per line:
   passage_id or id (str, required), text (str, required), title (str; default: first sentence),
   url (str; default: the service's own /v1/passages/<id>), subject (str), source (str)
 
-Idempotent: a record whose id exists is replaced, unchanged records are not re-encoded.
-Malformed lines are reported with their line number and skipped; the good ones are indexed.
+Records stream through in chunks: unchanged records are skipped, records whose text is unchanged
+keep their embedding, the rest are encoded in batches. Idempotent (an id is replaced, never
+duplicated) and resumable: the index is saved every `checkpoint_s` seconds, so a re-run after an
+interruption encodes only what was not saved. Malformed lines are reported with their line number
+and skipped; the good ones are indexed.
 """
 
 from __future__ import annotations
 
 import json
 import string
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,16 +30,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tqdm import tqdm
 
 from service.embedder import Embedder
-from service.search.embedded import EmbeddedPassageIndex
-from service.search.store import IndexMissingError, RecordStore
+from service.search.embedded import EmbeddedPassageIndex, EmbeddedQAIndex
+from service.search.protocol import WritableIndex
+from service.search.store import content_hash, record_hash
 
 FIRST_SENTENCE = regex.compile(r"^(.{20,}?[.!?])(\s|$)")
 TITLE_CHARS = 80
+CHUNK = 4096          # records per encoding call: long enough for length-sorted batches to pay off
+RECORD_ID = r"^[^\t\r\n]+$"
 
 
 class QAIn(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    id: str = Field(min_length=1)
+    id: str = Field(min_length=1, pattern=RECORD_ID)
     question: str = Field(min_length=1)
     answer: str = Field(min_length=1)
     options: list[str] = []
@@ -60,7 +67,7 @@ class QAIn(BaseModel):
 
 class PassageIn(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    id: str = Field(min_length=1, validation_alias="passage_id")
+    id: str = Field(min_length=1, pattern=RECORD_ID, validation_alias="passage_id")
     text: str = Field(min_length=1)
     title: str | None = None
     url: str | None = None
@@ -88,18 +95,40 @@ class IndexReport:
     read: int = 0
     added: int = 0
     updated: int = 0
+    encoded: int = 0
     rejected: list[str] = field(default_factory=list)   # "line N: reason"
     total: int = 0
+    seconds: float = 0.0
+    encode_seconds: float = 0.0
 
     def summary(self) -> str:
-        return (f"read {self.read}, added {self.added}, updated {self.updated}, "
-                f"unchanged {self.read - len(self.rejected) - self.added - self.updated}, "
-                f"rejected {len(self.rejected)}; index holds {self.total}")
+        unchanged = self.read - len(self.rejected) - self.added - self.updated
+        rate = f"{self.encoded / self.encode_seconds:.0f} texts/s" if self.encode_seconds else "none encoded"
+        return (f"read {self.read}, added {self.added}, updated {self.updated}, unchanged {unchanged}, "
+                f"rejected {len(self.rejected)}; index holds {self.total}. {self.seconds:.1f} s, "
+                f"{self.read / max(self.seconds, 1e-9):.0f} records/s; encoded {self.encoded} ({rate})")
 
 
-def read_records(path: Path, model: type[BaseModel], report: IndexReport) -> Iterator[dict[str, Any]]:
+def chunks(rows: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    chunk: list[dict[str, Any]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def count_lines(path: Path) -> int:
+    with path.open("rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+
+
+def read_records(path: Path, model: type[BaseModel], report: IndexReport, progress: bool = True) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(tqdm(handle, desc=f"reading {path.name}", unit=" lines"), start=1):
+        lines = tqdm(handle, desc=f"indexing {path.name}", unit=" records", total=count_lines(path), disable=not progress)
+        for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             report.read += 1
@@ -112,38 +141,45 @@ def read_records(path: Path, model: type[BaseModel], report: IndexReport) -> Ite
                 report.rejected.append(f"line {number}: {reasons}")
 
 
-def _load_or_empty(directory: Path, embedder: Embedder) -> RecordStore:
-    try:
-        store = RecordStore.load(directory, "")
-    except IndexMissingError:
-        return RecordStore.empty(embedder.name, embedder.dimension)
-    if store.model != embedder.name:
-        raise ValueError(f"{directory} was built with {store.model!r}, not {embedder.name!r}: "
-                         "remove it to rebuild with the new model")
-    return store
+def _index_chunk(rows: list[dict[str, Any]], index: WritableIndex, embedder: Embedder, text_field: str,
+                 report: IndexReport) -> None:
+    latest = {row["id"]: {**row, "content_hash": content_hash(row[text_field])} for row in rows}   # last line of an id wins
+    stored = index.hashes(list(latest))
+    fresh = [row for row_id, row in latest.items() if stored.get(row_id) != (row["content_hash"], record_hash(row))]
+    to_encode = [row for row in fresh if row["id"] not in stored or stored[row["id"]][0] != row["content_hash"]]
+    started = time.perf_counter()
+    encoded = dict(zip((row["id"] for row in to_encode), embedder.encode([row[text_field] for row in to_encode]))) if to_encode else {}
+    report.encode_seconds += time.perf_counter() - started
+    index.upsert(fresh, [encoded.get(row["id"]) for row in fresh])
+    report.encoded += len(encoded)
+    new = sum(row["id"] not in stored for row in fresh)
+    report.added += new
+    report.updated += len(fresh) - new
 
 
-def _upsert(path: Path, directory: Path, embedder: Embedder, model: type[BaseModel], text_field: str) -> tuple[RecordStore, IndexReport]:
+def index_file(path: Path, index: WritableIndex, embedder: Embedder, kind: str, checkpoint_s: float = 120.0,
+               progress: bool = True) -> IndexReport:
+    """Stream `path` into `index` (kind "qa" or "passages"); saves at checkpoints and at the end."""
+    model, text_field = (QAIn, "question") if kind == "qa" else (PassageIn, "text")
     report = IndexReport()
-    store = _load_or_empty(directory, embedder)
-    rows = list(read_records(path, model, report))
-    report.added, report.updated = store.upsert(
-        rows, embed_text=lambda row: row[text_field],
-        encode=lambda texts: embedder.encode(texts, show_progress=True))
-    report.total = len(store.rows)
-    return store, report
-
-
-def index_qa(path: Path, directory: Path, embedder: Embedder) -> IndexReport:
-    store, report = _upsert(path, directory, embedder, QAIn, "question")
-    if report.added or report.updated or not directory.exists():
-        store.save(directory)
+    started = last_save = time.perf_counter()
+    for chunk in chunks(read_records(path, model, report, progress), CHUNK):
+        _index_chunk(chunk, index, embedder, text_field, report)
+        if time.perf_counter() - last_save >= checkpoint_s:
+            index.save(complete=False)
+            last_save = time.perf_counter()
+    index.save()
+    report.total = index.count()
+    report.seconds = time.perf_counter() - started
     return report
 
 
-def index_passages(path: Path, directory: Path, embedder: Embedder) -> IndexReport:
-    store, report = _upsert(path, directory, embedder, PassageIn, "text")
-    if report.added or report.updated or not directory.exists():
-        store.save(directory)
-        EmbeddedPassageIndex.build_bm25(store, directory)
-    return report
+def index_qa(path: Path, directory: Path, embedder: Embedder, **options: Any) -> IndexReport:
+    """Into the embedded Q&A index in `directory`."""
+    return index_file(path, EmbeddedQAIndex.open(directory, embedder.name, embedder.dimension), embedder, "qa", **options)
+
+
+def index_passages(path: Path, directory: Path, embedder: Embedder, **options: Any) -> IndexReport:
+    """Into the embedded passage index in `directory`."""
+    return index_file(path, EmbeddedPassageIndex.open(directory, embedder.name, embedder.dimension), embedder,
+                      "passages", **options)

@@ -8,7 +8,7 @@ import regex
 
 from service.embedder import Embedder
 from service.models import BankMatch, QARecord
-from service.search.protocol import QASearch
+from service.search.protocol import Hit, QASearch
 
 CANDIDATES = 5
 ARTICLES = regex.compile(r"^(the|a|an)\s+")
@@ -37,16 +37,20 @@ class BankMatcher:
         self.threshold = threshold
 
     def run(self, stem: str, options: tuple[str, ...]) -> BankMatch | None:
-        """Best bank entry at or above the threshold. For an MCQ the bank's answer must be one of
-        the student's options: the same stem with other options is a different question."""
         vector = self.embedder.encode([stem])[0]
-        for hit in self.index.search(vector, CANDIDATES):
-            if hit.score < self.threshold:
-                break
-            record: QARecord = hit.record
-            letter = option_letter(record.answer, options) if options else None
-            if options and letter is None:
-                continue
-            return BankMatch(qa_id=record.id, score=round(hit.score, 4), answer=record.answer,
-                             option=letter, explanation=record.explanation)
-        return None
+        return choose(self.index.search(vector, CANDIDATES), options, self.threshold)
+
+
+def choose(hits: list[Hit[QARecord]], options: tuple[str, ...], threshold: float) -> BankMatch | None:
+    """Best bank entry at or above the threshold. For an MCQ the bank's answer must be one of the
+    student's options: the same stem with other options is a different question."""
+    for hit in hits:
+        if hit.score < threshold:
+            break
+        record = hit.record
+        letter = option_letter(record.answer, options) if options else None
+        if options and letter is None:
+            continue
+        return BankMatch(qa_id=record.id, score=round(hit.score, 4), answer=record.answer,
+                         option=letter, explanation=record.explanation)
+    return None

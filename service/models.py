@@ -27,6 +27,13 @@ class QARecord:
     subject: str | None = None
     source: str | None = None
 
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> "QARecord":
+        return cls(id=row["id"], question=row["question"], answer=row["answer"],
+                   options=tuple(row.get("options") or ()), answer_option=row.get("answer_option"),
+                   explanation=tuple(row.get("explanation") or ()), subject=row.get("subject"),
+                   source=row.get("source"))
+
 
 @dataclass(frozen=True)
 class Passage:
@@ -36,6 +43,11 @@ class Passage:
     title: str
     url: str | None = None
     source: str | None = None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> "Passage":
+        return cls(passage_id=row["id"], text=row["text"], title=row["title"], url=row.get("url"),
+                   source=row.get("source"))
 
 
 @dataclass(frozen=True)

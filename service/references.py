@@ -14,15 +14,16 @@ from typing import Literal
 
 import numpy as np
 import regex
-from bm25s.stopwords import STOPWORDS_EN
 
 from service.embedder import Embedder
 from service.models import Passage, Reference
+from service.search.lexical import ENGLISH_STOP_WORDS
 from service.search.protocol import PassageSearch
 
 SNIPPET_CHARS = 240
 WORD = regex.compile(r"\w[\w'-]*")
-STOPWORDS = frozenset(STOPWORDS_EN) | {"what", "which", "following", "does", "called", "why", "how", "many"}
+STOPWORDS = frozenset(ENGLISH_STOP_WORDS) | {"what", "which", "following", "does", "called", "why", "how", "many",
+                                            "from", "has", "have", "its", "can", "do", "i", "you", "we"}
 Mode = Literal["hybrid", "published"]
 
 

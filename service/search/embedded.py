@@ -1,102 +1,143 @@
-"""The embedded backend: exact cosine over a numpy matrix and BM25 (bm25s), persisted on disk.
+"""The embedded backend: in-process indexes persisted in one folder each.
 
-Exact search stays fast to about a million vectors on one core (one matrix-vector product);
-beyond that the OpenSearch backend takes over.
+Records and embeddings in plain files (`store.py`), an HNSW graph over the embeddings
+(`vectors.py`) and, for passages, a BM25 index (`lexical.py`). `load` opens an index for serving
+(embeddings and graph memory-mapped: seconds even at a million records); `open` opens or creates
+one for writing. Writes become visible to other processes at `save`.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+from typing import Any
 
-import bm25s
 import numpy as np
 
 from service.models import Passage, QARecord
+from service.search.lexical import FOLDER as LEXICAL_FOLDER
+from service.search.lexical import LexicalIndex
 from service.search.protocol import Hit
-from service.search.store import RecordStore
+from service.search.store import IndexMissingError, RecordStore
+from service.search.vectors import VectorGraph
 
-BM25_DIR = "bm25"
-
-
-def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    k = min(k, len(scores))
-    if k <= 0:
-        return np.zeros(0, dtype=int)
-    best = np.argpartition(-scores, k - 1)[:k]
-    return best[np.argsort(-scores[best])]
+log = logging.getLogger(__name__)
 
 
-def nearest(embeddings: np.ndarray, records: list, vector: np.ndarray, k: int) -> list[Hit]:
-    """The k records whose embeddings have the highest cosine with `vector` (all are normalised)."""
-    scores = embeddings @ vector
-    return [Hit(records[i], float(scores[i])) for i in _top_k(scores, k)]
+class _EmbeddedIndex:
+    BUILD_HINT = ""
+    to_record = staticmethod(dict)
 
-
-def tokenize(texts: list[str]) -> list[list[str]]:
-    return bm25s.tokenize(texts, return_ids=False, stopwords="en", show_progress=False)
-
-
-def qa_record(row: dict) -> QARecord:
-    return QARecord(id=row["id"], question=row["question"], answer=row["answer"],
-                    options=tuple(row.get("options") or ()), answer_option=row.get("answer_option"),
-                    explanation=tuple(row.get("explanation") or ()), subject=row.get("subject"),
-                    source=row.get("source"))
-
-
-def passage(row: dict) -> Passage:
-    return Passage(passage_id=row["id"], text=row["text"], title=row["title"], url=row.get("url"),
-                   source=row.get("source"))
-
-
-class EmbeddedQAIndex:
-    def __init__(self, store: RecordStore) -> None:
+    def __init__(self, directory: Path, store: RecordStore, graph: VectorGraph) -> None:
+        self.directory = directory
         self.store = store
-        self.records = [qa_record(row) for row in store.rows]
+        self.graph = graph
 
     @classmethod
-    def load(cls, directory: Path) -> "EmbeddedQAIndex":
-        return cls(RecordStore.load(directory, "tutorqa index qa FILE.jsonl"))
+    def load(cls, directory: Path):
+        store = RecordStore.load(directory, cls.BUILD_HINT)
+        graph = VectorGraph.load(directory)
+        if graph is None or len(graph) != len(store):
+            raise IndexMissingError(f"the vector graph in {directory} is missing or stale: rebuild it with `{cls.BUILD_HINT}`")
+        return cls(directory, store, graph)
 
-    def search(self, vector: np.ndarray, k: int) -> list[Hit[QARecord]]:
-        return nearest(self.store.embeddings, self.records, vector, k)
+    @classmethod
+    def open(cls, directory: Path, model: str, dimension: int):
+        """For writing: the saved index (its derived parts rebuilt if missing or stale), or a new one."""
+        try:
+            store = RecordStore.load(directory, cls.BUILD_HINT, writable=True)
+        except IndexMissingError:
+            return cls(directory, RecordStore.empty(model, dimension), VectorGraph.empty(dimension))
+        if store.model != model:
+            raise ValueError(f"{directory} was built with {store.model!r}, not {model!r}: remove it to rebuild with the new model")
+        graph = VectorGraph.load(directory, view=False)
+        if graph is None or len(graph) != len(store):
+            log.info("building the vector graph of %s from %d embeddings", directory, len(store))
+            graph = VectorGraph.build(store.embeddings)
+        return cls(directory, store, graph)
 
     def count(self) -> int:
-        return len(self.records)
+        return len(self.store)
+
+    def hashes(self, ids: list[str]) -> dict[str, tuple[str, str]]:
+        return self.store.hashes(ids)
+
+    def upsert(self, rows: list[dict[str, Any]], vectors: list[np.ndarray | None]) -> None:
+        positions = self.store.put(rows, vectors)
+        changed = [p for p, v in zip(positions, vectors) if v is not None]
+        self.graph.set(changed, self.store.embeddings[changed])
+
+    def delete(self, ids: list[str]) -> int:
+        moved, dropped = self.store.delete(ids)
+        self.graph.remove(sorted(set(moved) | set(dropped)))
+        self.graph.set(moved, self.store.embeddings[moved])
+        return len(dropped)
+
+    def save(self, complete: bool = True) -> None:
+        """Graph first, then the store, whose params name the record count the graph must match."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.graph.save(self.directory)
+        self.store.save(self.directory, complete=complete)
+
+    def get(self, record_id: str):
+        position = self.store.position.get(record_id)
+        return None if position is None else self.to_record(self.store.row(position))
+
+    def _nearest(self, vector: np.ndarray, k: int) -> list[Hit]:
+        positions, scores = self.graph.search(vector, k)
+        return [Hit(self.to_record(self.store.row(p)), s) for p, s in zip(positions.tolist(), scores.tolist())]
 
 
-class EmbeddedPassageIndex:
-    def __init__(self, store: RecordStore, bm25: bm25s.BM25) -> None:
-        self.store = store
-        self.bm25 = bm25
-        self.records = [passage(row) for row in store.rows]
+class EmbeddedQAIndex(_EmbeddedIndex):
+    BUILD_HINT = "tutorqa index qa FILE.jsonl"
+    to_record = staticmethod(QARecord.from_row)
+
+    def search(self, vector: np.ndarray, k: int) -> list[Hit[QARecord]]:
+        return self._nearest(vector, k)
+
+
+class EmbeddedPassageIndex(_EmbeddedIndex):
+    BUILD_HINT = "tutorqa index passages FILE.jsonl"
+    to_record = staticmethod(Passage.from_row)
+
+    def __init__(self, directory: Path, store: RecordStore, graph: VectorGraph) -> None:
+        super().__init__(directory, store, graph)
+        self.lexical = LexicalIndex(directory / LEXICAL_FOLDER)
 
     @classmethod
     def load(cls, directory: Path) -> "EmbeddedPassageIndex":
-        store = RecordStore.load(directory, "tutorqa index passages FILE.jsonl")
-        return cls(store, bm25s.BM25.load(directory / BM25_DIR, show_progress=False, verbosity=0))
+        index = super().load(directory)
+        if index.lexical.count() != index.count():
+            raise IndexMissingError(f"the BM25 index in {directory} is missing or stale: rebuild it with `{cls.BUILD_HINT}`")
+        return index
 
-    @staticmethod
-    def build_bm25(store: RecordStore, directory: Path) -> None:
-        """BM25 statistics depend on the whole corpus, so the lexical index is rebuilt on every change."""
-        bm25 = bm25s.BM25()
-        bm25.index(tokenize([row["text"] for row in store.rows]), show_progress=False)
-        bm25.save(directory / BM25_DIR, show_progress=False)
+    @classmethod
+    def open(cls, directory: Path, model: str, dimension: int) -> "EmbeddedPassageIndex":
+        index = super().open(directory, model, dimension)
+        if index.lexical.count() != index.count():
+            log.info("building the BM25 index of %s from %d passages", directory, index.count())
+            index.lexical.writer.delete_all_documents()
+            rows = [index.store.row(p) for p in range(index.count())]
+            index.lexical.put([row["id"] for row in rows], [row["text"] for row in rows])
+        return index
+
+    def upsert(self, rows: list[dict[str, Any]], vectors: list[np.ndarray | None]) -> None:
+        super().upsert(rows, vectors)
+        self.lexical.put([row["id"] for row in rows], [row["text"] for row in rows])
+
+    def delete(self, ids: list[str]) -> int:
+        self.lexical.delete(ids)
+        return super().delete(ids)
+
+    def save(self, complete: bool = True) -> None:
+        self.lexical.commit()
+        super().save(complete)
 
     def search(self, text: str, k: int) -> list[Hit[Passage]]:
-        if not self.records:
-            return []
-        documents, scores = self.bm25.retrieve(tokenize([text]), k=min(k, len(self.records)), show_progress=False)
-        return [Hit(self.records[int(d)], float(s)) for d, s in zip(documents[0], scores[0]) if s > 0]
+        return [Hit(self.get(pid), score) for pid, score in self.lexical.search(text, k)]
 
     def search_vector(self, vector: np.ndarray, k: int) -> list[Hit[Passage]]:
-        return nearest(self.store.embeddings, self.records, vector, k)
+        return self._nearest(vector, k)
 
     def embeddings(self, passage_ids: list[str]) -> np.ndarray:
-        return self.store.embeddings[[self.store.position[pid] for pid in passage_ids]]
-
-    def count(self) -> int:
-        return len(self.records)
-
-    def get(self, passage_id: str) -> Passage | None:
-        index = self.store.position.get(passage_id)
-        return None if index is None else self.records[index]
+        return np.asarray(self.store.embeddings[[self.store.position[pid] for pid in passage_ids]])

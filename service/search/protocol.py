@@ -1,9 +1,13 @@
-"""What the pipeline needs from a search backend; the embedded backend implements it."""
+"""What the pipeline and the indexer need from a search backend (embedded or OpenSearch).
+
+Scores of vector searches are cosines in [-1, 1] on every backend, so that MATCH_THRESHOLD and
+REFERENCE_THRESHOLD mean the same wherever the index lives.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -16,6 +20,17 @@ Record = TypeVar("Record", covariant=True)
 class Hit(Generic[Record]):
     record: Record
     score: float
+
+
+class WritableIndex(Protocol):
+    def hashes(self, ids: list[str]) -> dict[str, tuple[str, str]]:
+        """(content hash, record hash) of the stored ids: unchanged records are skipped, unchanged text is not re-encoded."""
+    def upsert(self, rows: list[dict[str, Any]], vectors: list[np.ndarray | None]) -> None:
+        """Add or replace by id; a None vector keeps the stored one."""
+    def delete(self, ids: list[str]) -> int: ...
+    def save(self, complete: bool = True) -> None:
+        """Make the writes so far durable and visible; complete=False marks a checkpoint of an unfinished run."""
+    def count(self) -> int: ...
 
 
 class QASearch(Protocol):

@@ -1,7 +1,9 @@
 """Records and their embeddings kept as plain files in one index folder (never pickle).
 
-Layout: `records.jsonl` (one record per line), `embeddings.npy` (float32, same order),
-`params.json` (model name, dimension, count). Upserts replace a record with the same id.
+Layout: `records.jsonl` (one record per line), `keys.tsv` (id and hashes per line, read at load so
+that the records themselves are parsed only when a search returns them), `embeddings.npy` (float32,
+same order), `params.json` (model, dimension, count). Records are replaced by id; a deleted record's
+place is taken by the last one, so positions stay dense.
 """
 
 from __future__ import annotations
@@ -15,82 +17,151 @@ from typing import Any
 
 import numpy as np
 
-RECORDS, EMBEDDINGS, PARAMS = "records.jsonl", "embeddings.npy", "params.json"
+RECORDS, KEYS, EMBEDDINGS, PARAMS = "records.jsonl", "keys.tsv", "embeddings.npy", "params.json"
 
 
 def content_hash(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
+def record_json(row: dict[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False, sort_keys=True)
+
+
+def record_hash(row: dict[str, Any]) -> str:
+    return content_hash(record_json(row))
+
+
 class IndexMissingError(FileNotFoundError):
-    """The index folder has not been built; says which command builds it."""
+    """The index folder has not been built (or its build was interrupted); says which command builds it."""
+
+
+def read_lines(path: Path) -> list[str]:
+    """Lines split on "\n" only: str.splitlines() would also split inside JSON strings at U+2028 and kin."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        text = handle.read()
+    return text.split("\n")[:-1] if text else []
+
+
+def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
+    """Write beside the target, then rename: a reader never sees half a file."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    write(temporary)
+    os.replace(temporary, path)
 
 
 class RecordStore:
     """An id-keyed table of JSON records with one embedding per record."""
 
-    def __init__(self, rows: list[dict[str, Any]], embeddings: np.ndarray, model: str) -> None:
-        self.rows = rows
-        self.embeddings = embeddings
+    def __init__(self, lines: list[str], keys: list[tuple[str, str, str]], embeddings: np.ndarray, model: str) -> None:
+        self.lines = lines                       # record JSON, decoded on access
+        self.keys = keys                         # (id, content hash, record hash)
+        self._embeddings = embeddings            # may hold spare rows beyond len(self)
         self.model = model
-        self.position = {row["id"]: i for i, row in enumerate(rows)}
+        self.position = {key[0]: i for i, key in enumerate(keys)}
 
     @classmethod
     def empty(cls, model: str, dimension: int) -> "RecordStore":
-        return cls([], np.zeros((0, dimension), dtype=np.float32), model)
+        return cls([], [], np.zeros((0, dimension), dtype=np.float32), model)
 
     @classmethod
-    def load(cls, directory: Path, build_hint: str) -> "RecordStore":
+    def load(cls, directory: Path, build_hint: str, writable: bool = False) -> "RecordStore":
+        """Read-only loads map the embeddings from disk instead of reading them."""
         if not (directory / PARAMS).exists():
             raise IndexMissingError(f"no index in {directory}: build it with `{build_hint}`")
         params = json.loads((directory / PARAMS).read_text(encoding="utf-8"))
-        with (directory / RECORDS).open(encoding="utf-8") as handle:
-            rows = [json.loads(line) for line in handle]
-        embeddings = np.load(directory / EMBEDDINGS)
-        if len(rows) != len(embeddings):
-            raise ValueError(f"{directory}: {len(rows)} records but {len(embeddings)} embeddings")
-        return cls(rows, embeddings, params["model"])
+        if not params.get("complete", True):
+            raise IndexMissingError(f"indexing into {directory} was interrupted: finish it with `{build_hint}`")
+        lines = read_lines(directory / RECORDS)
+        if (directory / KEYS).exists():
+            keys = [tuple(line.split("\t")) for line in read_lines(directory / KEYS)]
+        else:   # written before keys.tsv existed: derive them once from the records
+            keys = [(row["id"], row["content_hash"], record_hash(row)) for row in map(json.loads, lines)]
+        embeddings = np.load(directory / EMBEDDINGS, mmap_mode=None if writable else "r")
+        if not len(lines) == len(keys) == len(embeddings) == params["count"]:
+            raise ValueError(f"{directory}: {len(lines)} records, {len(keys)} keys and {len(embeddings)} embeddings "
+                             f"(params say {params['count']}): rebuild it with `{build_hint}`")
+        return cls(lines, keys, embeddings, params["model"])
 
-    def save(self, directory: Path) -> None:
-        """Write to a temporary folder entry by entry, then rename: a reader never sees half an index."""
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @property
+    def embeddings(self) -> np.ndarray:
+        return self._embeddings[:len(self)]
+
+    @property
+    def dimension(self) -> int:
+        return int(self._embeddings.shape[1])
+
+    def row(self, position: int) -> dict[str, Any]:
+        return json.loads(self.lines[position])
+
+    def hashes(self, ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """(content hash, record hash) of the ids that are stored."""
+        return {i: self.keys[p][1:] for i in ids if (p := self.position.get(i)) is not None}
+
+    def put(self, rows: list[dict[str, Any]], vectors: list[np.ndarray | None]) -> list[int]:
+        """Add or replace rows (each with `id` and `content_hash`); a None vector keeps the stored one.
+        Returns the positions written."""
+        self._reserve(len(self) + len(rows))
+        positions = []
+        for row, vector in zip(rows, vectors):
+            line = record_json(row)
+            key = (row["id"], row["content_hash"], content_hash(line))
+            position = self.position.get(row["id"])
+            if position is None:
+                if vector is None:
+                    raise ValueError(f"record {row['id']!r} is new and needs a vector")
+                position = self.position[row["id"]] = len(self.lines)
+                self.lines.append(line)
+                self.keys.append(key)
+            else:
+                self.lines[position], self.keys[position] = line, key
+            if vector is not None:
+                self._embeddings[position] = vector
+            positions.append(position)
+        return positions
+
+    def delete(self, ids: Iterable[str]) -> tuple[list[int], list[int]]:
+        """Remove ids; the last record moves into each freed place.
+        Returns (positions that now hold another record, positions no longer used)."""
+        moved, dropped = set(), []
+        for record_id in ids:
+            position = self.position.pop(record_id, None)
+            if position is None:
+                continue
+            last = len(self.lines) - 1
+            if position != last:
+                self.lines[position], self.keys[position] = self.lines[last], self.keys[last]
+                self._embeddings[position] = self._embeddings[last]
+                self.position[self.keys[position][0]] = position
+                moved.add(position)
+            moved.discard(last)
+            dropped.append(last)
+            self.lines.pop()
+            self.keys.pop()
+        return sorted(moved), dropped
+
+    def _reserve(self, size: int) -> None:
+        """Grow the embedding buffer geometrically: adding a chunk must not copy the whole matrix."""
+        if size <= len(self._embeddings) and self._embeddings.flags.writeable:
+            return
+        grown = np.zeros((max(size, 2 * len(self._embeddings), 1024), self.dimension), dtype=np.float32)
+        grown[:len(self)] = self.embeddings
+        self._embeddings = grown
+
+    def save(self, directory: Path, complete: bool = True) -> None:
+        """Records, keys and embeddings first, params last: params name a consistent set."""
         directory.mkdir(parents=True, exist_ok=True)
-        for name, write in ((RECORDS, self._write_rows), (EMBEDDINGS, self._write_embeddings)):
-            temporary = directory / f".{name}.tmp"
-            write(temporary)
-            os.replace(temporary, directory / name)
-        params = {"model": self.model, "dimension": int(self.embeddings.shape[1]), "count": len(self.rows)}
-        (directory / PARAMS).write_text(json.dumps(params, indent=2), encoding="utf-8")
-
-    def _write_rows(self, path: Path) -> None:
-        with path.open("w", encoding="utf-8") as handle:
-            for row in self.rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        write_atomically(directory / RECORDS, lambda path: path.write_text(
+            "".join(line + "\n" for line in self.lines), encoding="utf-8"))
+        write_atomically(directory / KEYS, lambda path: path.write_text(
+            "".join("\t".join(key) + "\n" for key in self.keys), encoding="utf-8"))
+        write_atomically(directory / EMBEDDINGS, self._write_embeddings)
+        params = {"model": self.model, "dimension": self.dimension, "count": len(self), "complete": complete}
+        write_atomically(directory / PARAMS, lambda path: path.write_text(json.dumps(params, indent=2), encoding="utf-8"))
 
     def _write_embeddings(self, path: Path) -> None:
         with path.open("wb") as handle:
-            np.save(handle, self.embeddings)
-
-    def upsert(self, rows: Iterable[dict[str, Any]], embed_text: Callable[[dict], str],
-               encode: Callable[[list[str]], np.ndarray]) -> tuple[int, int]:
-        """Add new ids, replace changed ones, re-encode only changed text. Returns (added, updated)."""
-        changed: dict[str, dict[str, Any]] = {}
-        for row in rows:
-            row = {**row, "content_hash": content_hash(embed_text(row))}
-            index = self.position.get(row["id"])
-            if index is None or self.rows[index] != row:
-                changed[row["id"]] = row
-        to_encode = [row for row_id, row in changed.items() if row_id not in self.position
-                     or self.rows[self.position[row_id]]["content_hash"] != row["content_hash"]]
-        vectors = dict(zip([r["id"] for r in to_encode], encode([embed_text(r) for r in to_encode]))) if to_encode else {}
-        added = [row for row_id, row in changed.items() if row_id not in self.position]
-        for row_id, row in changed.items():
-            if row_id in self.position:
-                self.rows[self.position[row_id]] = row
-                if row_id in vectors:
-                    self.embeddings[self.position[row_id]] = vectors[row_id]
-        for row in added:
-            self.position[row["id"]] = len(self.rows)
-            self.rows.append(row)
-        if added:
-            self.embeddings = np.vstack([self.embeddings, np.stack([vectors[r["id"]] for r in added])]).astype(np.float32)
-        return len(added), len(changed) - len(added)
+            np.save(handle, np.ascontiguousarray(self.embeddings))

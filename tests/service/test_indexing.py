@@ -48,7 +48,7 @@ def test_malformed_lines_are_rejected_with_line_numbers_and_good_ones_kept(tmp_p
     assert [line.split(":")[0] for line in report.rejected] == ["line 2", "line 3", "line 4"]
     assert "answer: Field required" in report.rejected[1]
     assert "answer_option" in report.rejected[2]
-    record = next(r for r in EmbeddedQAIndex.load(tmp_path / "qa").records if r.id == "ok2")
+    record = EmbeddedQAIndex.load(tmp_path / "qa").get("ok2")
     assert record.explanation == ("One.", "Two.")
 
 
