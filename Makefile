@@ -16,8 +16,8 @@ LLAMA_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 LLAMA_WHEELS := .wheels/llama-cpp-python-$(LLAMA_VERSION)-portable-avx2
 INSTALLED := $(VENV)/.installed
-QA_INDEX := $(DATA_DIR)/indexes/qa/params.json
-PASSAGE_INDEX := $(DATA_DIR)/indexes/passages/params.json
+QA_INDEX := $(DATA_DIR)/indexes/qa/vectors.usearch
+PASSAGE_INDEX := $(DATA_DIR)/indexes/passages/vectors.usearch
 EXAMPLE := Which of the following organelles is the site of photosynthesis? A. mitochondrion B. chloroplast C. nucleus D. ribosome
 
 .PHONY: install indexes run stop test test-fast

@@ -162,6 +162,26 @@ def cmd_eval_llm(args: argparse.Namespace, settings: Settings) -> int:
     return publish(report, args.out, "llm", headline)
 
 
+def cmd_bench_search(args: argparse.Namespace, settings: Settings) -> int:
+    from service.benchmarks.search import headline, plot, run
+    from service.embedder import embedder_from
+
+    if status := missing(args.corpus, args.questions):
+        return status
+    sizes = sorted(int(size) for size in args.sizes.split(","))
+    report = run(args.corpus, args.questions, embedder_from(settings.search), settings.search.data_dir / "eval",
+                 settings.search.data_dir / "bench", sizes)
+    return publish(report, args.out, "bench_search", headline, plot)
+
+
+def cmd_bench_embed(args: argparse.Namespace, settings: Settings) -> int:
+    from service.benchmarks.embed import headline, plot, run
+
+    if status := missing(args.corpus):
+        return status
+    return publish(run(args.corpus, settings.search.data_dir / "models", args.n), args.out, "bench_embed", headline, plot)
+
+
 def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
     from ab_testing.report import experiment_report, plot_report
     from service.store import SQLStore
@@ -237,6 +257,22 @@ def parser() -> argparse.ArgumentParser:
     match.set_defaults(run=cmd_eval_match)
     for stage in (gate, references, attribution, llm, match):
         stage.add_argument("--out", type=Path, default=Path("reports"), help="folder for the report")
+
+    bench = commands.add_parser("bench", help="measure speed; writes reports/bench_<name>.json and a plot")
+    benches = bench.add_subparsers(dest="bench", required=True)
+    bench_search = benches.add_parser("search", help="embedded indexes of growing size: build time, disk, memory, latency")
+    bench_search.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated passage counts")
+    bench_search.add_argument("--corpus", type=Path, default=SHARED_DATA / "sciq" / "passages.jsonl",
+                              help="real passages the synthetic ones are made from")
+    bench_search.add_argument("--questions", type=Path, default=SHARED_DATA / "sciq" / "sciq_all.jsonl",
+                              help="SciQ-shaped questions used as queries")
+    bench_search.set_defaults(run=cmd_bench_search)
+    bench_embed = benches.add_parser("embed", help="passage-encoding throughput of each backend, batch size and process count")
+    bench_embed.add_argument("--corpus", type=Path, default=SHARED_DATA / "sciq" / "passages.jsonl")
+    bench_embed.add_argument("-n", type=int, default=1000, help="passages to encode per variant")
+    bench_embed.set_defaults(run=cmd_bench_embed)
+    for command in (bench_search, bench_embed):
+        command.add_argument("--out", type=Path, default=Path("reports"), help="folder for the report")
 
     report = commands.add_parser("report", help="per-arm coverage and thumbs-up rate of an experiment, with intervals")
     report.add_argument("experiment")

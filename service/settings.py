@@ -35,7 +35,7 @@ class SearchSettings(_Group):
     opensearch_url: str = Field("http://127.0.0.1:9200", alias="OPENSEARCH_URL", description="OpenSearch cluster, with credentials if any (`https://user:password@host:9200`)")
     opensearch_index_prefix: str = Field("tutorqa", alias="OPENSEARCH_INDEX_PREFIX", description="indexes are `<prefix>-qa` and `<prefix>-passages`")
     opensearch_timeout_s: float = Field(10.0, gt=0, alias="OPENSEARCH_TIMEOUT_S", description="seconds before one search request to OpenSearch gives up (indexing allows at least 60)")
-    embedding_backend: Literal["onnx", "torch"] = Field("onnx", alias="EMBEDDING_BACKEND", description="`onnx` (onnxruntime, about twice as fast here; exported once into the data folder) or `torch`")
+    embedding_backend: Literal["onnx", "onnx-int8", "torch"] = Field("onnx", alias="EMBEDDING_BACKEND", description="`onnx` (onnxruntime, about twice as fast here as torch; exported once into the data folder), `onnx-int8` (quantised: faster, embeddings move; see README) or `torch`")
     match_threshold: float = Field(0.80, ge=0.0, le=1.0, alias="MATCH_THRESHOLD", description="cosine at or above which a bank question counts as the same question")
     reference_candidates: int = Field(20, ge=1, alias="REFERENCE_CANDIDATES", description="passages taken from BM25 before re-ranking")
     reference_top_k: int = Field(3, ge=0, alias="REFERENCE_TOP_K", description="references attached at most")

@@ -122,8 +122,9 @@ class EmbeddedPassageIndex(_EmbeddedIndex):
         return index
 
     def upsert(self, rows: list[dict[str, Any]], vectors: list[np.ndarray | None]) -> None:
+        stored = {row["id"] for row in rows if row["id"] in self.store.position}
         super().upsert(rows, vectors)
-        self.lexical.put([row["id"] for row in rows], [row["text"] for row in rows])
+        self.lexical.put([row["id"] for row in rows], [row["text"] for row in rows], replacing=stored)
 
     def delete(self, ids: list[str]) -> int:
         self.lexical.delete(ids)

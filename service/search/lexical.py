@@ -49,9 +49,11 @@ class LexicalIndex:
             self._writer = self.index.writer(WRITER_HEAP)
         return self._writer
 
-    def put(self, ids: list[str], texts: list[str]) -> None:
+    def put(self, ids: list[str], texts: list[str], replacing: set[str] | frozenset[str] = frozenset()) -> None:
+        """Add documents; those whose id is in `replacing` first lose their previous version."""
         for record_id, text in zip(ids, texts):
-            self.writer.delete_documents_by_term("id", record_id)
+            if record_id in replacing:
+                self.writer.delete_documents_by_term("id", record_id)
             self.writer.add_document(tantivy.Document(id=record_id, text=text))
 
     def delete(self, ids: list[str]) -> None:

@@ -66,11 +66,12 @@ class RecordStore:
 
     @classmethod
     def load(cls, directory: Path, build_hint: str, writable: bool = False) -> "RecordStore":
-        """Read-only loads map the embeddings from disk instead of reading them."""
+        """Read-only loads map the embeddings from disk instead of reading them and refuse an unfinished
+        index; writable loads take it, to resume the run."""
         if not (directory / PARAMS).exists():
             raise IndexMissingError(f"no index in {directory}: build it with `{build_hint}`")
         params = json.loads((directory / PARAMS).read_text(encoding="utf-8"))
-        if not params.get("complete", True):
+        if not writable and not params.get("complete", True):
             raise IndexMissingError(f"indexing into {directory} was interrupted: finish it with `{build_hint}`")
         lines = read_lines(directory / RECORDS)
         if (directory / KEYS).exists():

@@ -1,4 +1,4 @@
-"""`tutorqa index`: idempotent upserts, malformed lines reported by number, good lines kept."""
+"""`tutorqa index`: idempotent upserts, malformed lines reported by number, good lines kept, resumable runs."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from service import indexing
 from service.indexing import index_passages, index_qa
 from service.search.embedded import EmbeddedPassageIndex, EmbeddedQAIndex
+from service.search.store import IndexMissingError
 
 
 def write_jsonl(path: Path, lines: list) -> Path:
@@ -64,3 +67,53 @@ def test_passages_get_titles_embeddings_and_bm25(tmp_path, embedder):
     assert [hit.record.passage_id for hit in index.search("chlorophyll light", 5)] == ["p1"]
     stored = index.embeddings(["p2"])[0]
     assert np.allclose(stored, embedder.encode(["Mitochondria release energy from food."])[0], atol=1e-5)
+
+
+class InterruptedRun(Exception):
+    pass
+
+
+class EmbedderThatStops:
+    """The real model, stopped (like a Ctrl-C) at its `stop_at`-th call."""
+
+    def __init__(self, model, stop_at: int) -> None:
+        self.model, self.stop_at, self.calls = model, stop_at, 0
+        self.name, self.dimension = model.name, model.dimension
+
+    def encode(self, texts, show_progress=False):
+        self.calls += 1
+        if self.calls == self.stop_at:
+            raise InterruptedRun
+        return self.model.encode(texts)
+
+
+def test_an_interrupted_run_resumes_from_its_last_checkpoint(tmp_path, embedder, monkeypatch):
+    monkeypatch.setattr(indexing, "CHUNK", 2)
+    source = write_jsonl(tmp_path / "qa.jsonl", [{"id": f"q{i}", "question": f"What is element number {i}?",
+                                                  "answer": str(i)} for i in range(6)])
+    with pytest.raises(InterruptedRun):
+        index_qa(source, tmp_path / "qa", EmbedderThatStops(embedder, stop_at=3), checkpoint_s=0)
+    with pytest.raises(IndexMissingError, match="interrupted"):
+        EmbeddedQAIndex.load(tmp_path / "qa")            # a half-built index is never served
+    resumed = index_qa(source, tmp_path / "qa", embedder)
+    assert (resumed.encoded, resumed.added, resumed.total) == (2, 2, 6)
+    assert EmbeddedQAIndex.load(tmp_path / "qa").count() == 6
+
+
+def test_derived_search_structures_are_rebuilt_by_the_index_command(tmp_path, embedder):
+    source = write_jsonl(tmp_path / "passages.jsonl", [{"id": "p1", "text": "Water boils at 100 degrees."},
+                                                       {"id": "p2", "text": "Ice melts at 0 degrees."}])
+    index_passages(source, tmp_path / "passages", embedder)
+    (tmp_path / "passages" / "vectors.usearch").unlink()
+    with pytest.raises(IndexMissingError, match="tutorqa index passages"):
+        EmbeddedPassageIndex.load(tmp_path / "passages")
+    again = index_passages(source, tmp_path / "passages", embedder)
+    assert again.encoded == 0
+    assert EmbeddedPassageIndex.load(tmp_path / "passages").search("ice", 2)[0].record.passage_id == "p2"
+
+
+def test_ids_that_would_break_the_key_file_are_rejected(tmp_path, embedder):
+    source = write_jsonl(tmp_path / "qa.jsonl", [{"id": "a\tb", "question": "What is H2O?", "answer": "water"},
+                                                 {"id": "ok", "question": "What is H2O?", "answer": "water"}])
+    report = index_qa(source, tmp_path / "qa", embedder)
+    assert report.total == 1 and report.rejected[0].startswith("line 1: id:")

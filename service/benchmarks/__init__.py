@@ -1,0 +1,1 @@
+"""Speed benchmarks (`tutorqa bench ...`): each writes reports/bench_<name>.json and a plot."""
