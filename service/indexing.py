@@ -147,9 +147,11 @@ def _index_chunk(rows: list[dict[str, Any]], index: WritableIndex, embedder: Emb
     stored = index.hashes(list(latest))
     fresh = [row for row_id, row in latest.items() if stored.get(row_id) != (row["content_hash"], record_hash(row))]
     to_encode = [row for row in fresh if row["id"] not in stored or stored[row["id"]][0] != row["content_hash"]]
-    started = time.perf_counter()
-    encoded = dict(zip((row["id"] for row in to_encode), embedder.encode([row[text_field] for row in to_encode]))) if to_encode else {}
-    report.encode_seconds += time.perf_counter() - started
+    encoded = {}
+    if to_encode:
+        started = time.perf_counter()
+        encoded = dict(zip((row["id"] for row in to_encode), embedder.encode([row[text_field] for row in to_encode])))
+        report.encode_seconds += time.perf_counter() - started
     index.upsert(fresh, [encoded.get(row["id"]) for row in fresh])
     report.encoded += len(encoded)
     new = sum(row["id"] not in stored for row in fresh)

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 
-def figure(width: float, height: float) -> tuple[Any, Any]:
-    """A matplotlib figure drawn off-screen (no display on servers)."""
+def figure(width: float, height: float, ncols: int = 1) -> tuple[Any, Any]:
+    """A matplotlib figure drawn off-screen (no display on servers); `ncols` axes side by side."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt.subplots(figsize=(width, height))
+    return plt.subplots(ncols=ncols, figsize=(width, height))
 
 
 def save(fig: Any, path: Path) -> None:
