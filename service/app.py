@@ -6,6 +6,7 @@ gunicorn runs `service.app:create_app()`; nothing heavy happens at import time.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from flask import Flask
 
@@ -21,13 +22,31 @@ from service.llm.client import LLM, OpenAIChatLLM
 from service.match import BankMatcher
 from service.pipeline import Pipeline
 from service.references import ReferenceFinder
-from service.search.backends import load_index
-from service.search.opensearch import SearchUnavailableError
+from service.search.backends import Kind, connect_index, load_index
+from service.search.protocol import SearchUnavailableError
 from service.search.store import IndexMissingError
-from service.settings import Settings
+from service.settings import SearchSettings, Settings
 from service.store import SQLStore, Store
 
 log = logging.getLogger(__name__)
+
+
+def serving_index(search: SearchSettings, kind: Kind, indexes: dict[str, dict]) -> Any:
+    """The index to serve `kind` from, its start-up state recorded in `indexes`. A missing index is
+    None (the stage is skipped); an unreachable cluster still gives a handle, so that requests keep
+    trying it and /readyz probes it again."""
+    try:
+        index = load_index(search, kind)
+    except IndexMissingError as error:
+        log.warning("%s", error)
+        indexes[kind] = {"ready": False, "error": str(error)}
+        return None
+    except SearchUnavailableError as error:
+        log.warning("%s: requests will keep trying it", error)
+        indexes[kind] = {"ready": False, "error": str(error), "retrying": True}
+        return connect_index(search, kind)
+    indexes[kind] = {"ready": True, "count": index.count()}
+    return index
 
 
 def build_pipeline(settings: Settings, llm: LLM | None = None, store: Store | None = None) -> tuple[Pipeline, dict]:
@@ -36,23 +55,13 @@ def build_pipeline(settings: Settings, llm: LLM | None = None, store: Store | No
     embedder = embedder_from(search)
     embedder.warm_up()
     indexes: dict[str, dict] = {}
-    matcher = references = None
-    try:
-        qa_index = load_index(search, "qa")
-        matcher = BankMatcher(embedder, qa_index, search.match_threshold)
-        indexes["qa"] = {"ready": True, "count": qa_index.count()}
-    except (IndexMissingError, SearchUnavailableError) as error:
-        log.warning("%s", error)
-        indexes["qa"] = {"ready": False, "error": str(error)}
-    try:
-        passage_index = load_index(search, "passages")
-        references = ReferenceFinder(embedder, passage_index, search.reference_candidates, search.reference_top_k,
-                                     url_template=search.reference_url_template, mode=search.reference_mode,
-                                     answer_weight=search.reference_answer_weight)
-        indexes["passages"] = {"ready": True, "count": passage_index.count()}
-    except (IndexMissingError, SearchUnavailableError) as error:
-        log.warning("%s", error)
-        indexes["passages"] = {"ready": False, "error": str(error)}
+    qa_index = serving_index(search, "qa", indexes)
+    passage_index = serving_index(search, "passages", indexes)
+    matcher = BankMatcher(embedder, qa_index, search.match_threshold) if qa_index is not None else None
+    references = (ReferenceFinder(embedder, passage_index, search.reference_candidates, search.reference_top_k,
+                                  url_template=search.reference_url_template, mode=search.reference_mode,
+                                  answer_weight=search.reference_answer_weight)
+                  if passage_index is not None else None)
     pipeline = Pipeline(
         gate=Gate(),
         experiments=Experiments(settings.experiments.features_path, settings.experiments.api_host,

@@ -12,30 +12,50 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from service.search.protocol import SearchUnavailableError
 from service.settings import PROJECT_ROOT, Settings, SettingsError, markdown_table
 
 SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"   # the team's data sets, on its own machines only
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
-    from service.embedder import embedder_from
     from service.indexing import index_file
-    from service.search.backends import describe, open_index
-    from service.search.opensearch import MappingConflictError, SearchUnavailableError
+    from service.search.backends import describe
 
     if status := missing(args.file):
         return status
-    embedder = embedder_from(settings.search)
-    try:
-        index = open_index(settings.search, args.kind, embedder.name, embedder.dimension)
-        report = index_file(args.file, index, embedder, args.kind, checkpoint_s=args.checkpoint_s)
-    except (SearchUnavailableError, MappingConflictError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    embedder, index = writable_index(settings, args.kind)
+    report = index_file(args.file, index, embedder, args.kind, checkpoint_s=args.checkpoint_s)
     for line in report.rejected:
         print(f"rejected {args.file}:{line}", file=sys.stderr)
     print(f"{args.kind}: {report.summary()} -> {describe(settings.search, args.kind)}")
     return 1 if report.rejected else 0
+
+
+def cmd_delete(args: argparse.Namespace, settings: Settings) -> int:
+    from service.search.backends import describe
+
+    if args.file and (status := missing(args.file)):
+        return status
+    ids = list(dict.fromkeys(args.ids + (args.file.read_text(encoding="utf-8").split() if args.file else [])))
+    if not ids:
+        print("error: name the ids to delete, or a file of them with --file", file=sys.stderr)
+        return 2
+    _, index = writable_index(settings, args.kind)
+    deleted = index.delete(ids)
+    index.save()
+    print(f"{args.kind}: deleted {deleted} of {len(ids)} ids; index holds {index.count()} -> "
+          f"{describe(settings.search, args.kind)}")
+    return 0
+
+
+def writable_index(settings: Settings, kind: str):
+    """The embedder and the index of `kind` opened for writing on the configured backend."""
+    from service.embedder import embedder_from
+    from service.search.backends import open_index
+
+    embedder = embedder_from(settings.search)
+    return embedder, open_index(settings.search, kind, embedder.name, embedder.dimension)
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
@@ -216,6 +236,12 @@ def parser() -> argparse.ArgumentParser:
                        help="save progress this often: a re-run after an interruption resumes from there")
     index.set_defaults(run=cmd_index)
 
+    delete = commands.add_parser("delete", help="remove records of an index by id")
+    delete.add_argument("kind", choices=["qa", "passages"])
+    delete.add_argument("ids", nargs="*", help="record ids")
+    delete.add_argument("--file", type=Path, help="a file of ids, separated by white space")
+    delete.set_defaults(run=cmd_delete)
+
     ask = commands.add_parser("ask", help="answer one question and print the JSON answer (no HTTP)")
     ask.add_argument("question")
     ask.add_argument("--user-id", help="assigns experiment arms; without it, every feature's default")
@@ -290,7 +316,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = Settings.from_env()
         return args.run(args, settings)
-    except (SettingsError, FileNotFoundError, ImportError, ValueError) as error:
+    except SearchUnavailableError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except (SettingsError, FileNotFoundError, ImportError, ValueError) as error:   # MappingConflictError too
         print(f"error: {error}", file=sys.stderr)
         return 1
 

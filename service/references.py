@@ -17,7 +17,7 @@ import regex
 
 from service.embedder import Embedder
 from service.models import Passage, Reference
-from service.search.lexical import ENGLISH_STOP_WORDS
+from service.search.analysis import ENGLISH_STOP_WORDS
 from service.search.protocol import PassageSearch
 
 SNIPPET_CHARS = 240

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from service.search.embedded import EmbeddedPassageIndex, EmbeddedQAIndex
-from service.search.opensearch import OpenSearchPassageIndex, OpenSearchQAIndex
+from service.search.opensearch import OpenSearchPassageIndex, OpenSearchQAIndex, client_for
 from service.settings import SearchSettings
 
 Kind = Literal["qa", "passages"]
@@ -18,6 +18,12 @@ def load_index(search: SearchSettings, kind: Kind):
     if search.backend == "opensearch":
         return OPENSEARCH[kind].load(search.opensearch_url, search.opensearch_index(kind), search.opensearch_timeout_s)
     return EMBEDDED[kind].load(search.index_dir(kind))
+
+
+def connect_index(search: SearchSettings, kind: Kind):
+    """A handle on the cluster's index without checking that it answers (OpenSearch only)."""
+    return OPENSEARCH[kind](client_for(search.opensearch_url, search.opensearch_timeout_s),
+                            search.opensearch_index(kind), search.opensearch_url)
 
 
 def open_index(search: SearchSettings, kind: Kind, model: str, dimension: int):

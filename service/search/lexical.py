@@ -11,12 +11,11 @@ from pathlib import Path
 
 import tantivy
 
+from service.search.analysis import ENGLISH_STOP_WORDS
+
 FOLDER = "lexical"
 ANALYZER = "tutorqa_en"
 WRITER_HEAP = 256 * 1024 * 1024
-# Lucene's English stop words, as OpenSearch's `_english_` filter has them: one list for both backends.
-ENGLISH_STOP_WORDS = ("a an and are as at be but by for if in into is it no not of on or such that the their then "
-                      "there these they this to was will with").split()
 
 
 def analyzer() -> tantivy.TextAnalyzer:

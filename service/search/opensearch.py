@@ -22,7 +22,7 @@ from opensearchpy.exceptions import ConnectionError as TransportConnectionError
 from opensearchpy.exceptions import NotFoundError, RequestError, TransportError
 
 from service.models import Passage, QARecord
-from service.search.protocol import Hit
+from service.search.protocol import Hit, MappingConflictError, SearchUnavailableError
 from service.search.store import IndexMissingError, record_hash
 
 HNSW = {"name": "hnsw", "space_type": "cosinesimil", "engine": "lucene",
@@ -33,14 +33,6 @@ ANALYSIS = {"analyzer": {"tutorqa_en": {"type": "custom", "tokenizer": "standard
 BULK_CHUNK = 500
 BULK_RETRIES = 5            # on 429 "too many requests", with exponential back-off
 NO_VECTOR = {"excludes": ["embedding"]}
-
-
-class SearchUnavailableError(RuntimeError):
-    """The cluster cannot be reached or failed the request."""
-
-
-class MappingConflictError(ValueError):
-    """The index exists with a mapping this service cannot use."""
 
 
 def cosine(score: float) -> float:

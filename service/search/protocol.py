@@ -16,6 +16,14 @@ from service.models import Passage, QARecord
 Record = TypeVar("Record", covariant=True)
 
 
+class SearchUnavailableError(RuntimeError):
+    """A search cluster cannot be reached or failed the request."""
+
+
+class MappingConflictError(ValueError):
+    """An index exists with a mapping this service cannot use."""
+
+
 @dataclass(frozen=True)
 class Hit(Generic[Record]):
     record: Record

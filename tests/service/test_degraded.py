@@ -83,3 +83,19 @@ def test_llm_killed_mid_run_bank_still_answers_others_unavailable_within_a_secon
         assert bank.get_json()["status"] == "answered" and bank.get_json()["degraded"] == ["explain"]
         assert other.get_json()["status"] == "unavailable"
     assert client.get("/readyz").get_json()["status"] == "degraded"
+
+
+def test_an_unreachable_search_cluster_degrades_answers_and_is_asked_again(demo_data_dir, tmp_path, llm):
+    settings = make_settings(demo_data_dir, tmp_path, llm.base_url, SEARCH_BACKEND="opensearch",
+                             OPENSEARCH_URL="http://127.0.0.1:9", OPENSEARCH_TIMEOUT_S=2)
+    client = create_app(settings).test_client()
+    for _ in range(2):   # not ready at start-up, and still not when asked again
+        ready = client.get("/readyz")
+        assert ready.status_code == 503
+        qa = ready.get_json()["checks"]["qa"]
+        assert "OpenSearch at http://127.0.0.1:9 is unreachable" in qa["error"] and qa["retrying"] is True
+    llm.script({"abstain": False, "abstain_reason": "", "steps": ["Chloroplasts capture light."], "option": "B"})
+    reply = ask(client, PHOTOSYNTHESIS_MCQ)
+    body = reply.get_json()
+    assert reply.status_code == 200 and body["status"] == "answered" and body["source"] == "generated"
+    assert body["degraded"] == ["match", "references"]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from service import indexing
+from service.cli import main
 from service.indexing import index_passages, index_qa
 from service.search.embedded import EmbeddedPassageIndex, EmbeddedQAIndex
 from service.search.store import IndexMissingError
@@ -117,3 +119,18 @@ def test_ids_that_would_break_the_key_file_are_rejected(tmp_path, embedder):
                                                  {"id": "ok", "question": "What is H2O?", "answer": "water"}])
     report = index_qa(source, tmp_path / "qa", embedder)
     assert report.total == 1 and report.rejected[0].startswith("line 1: id:")
+
+
+def test_tutorqa_delete_removes_records_by_id(tmp_path, embedder, monkeypatch, capsys):
+    data = tmp_path / "data"
+    shutil.copytree(embedder.cache_dir, data / "models")   # the ONNX export, not made again
+    source = write_jsonl(tmp_path / "qa.jsonl", [{"id": "q1", "question": "What is H2O?", "answer": "water"},
+                                                 {"id": "q2", "question": "What is NaCl?", "answer": "salt"}])
+    index_qa(source, data / "indexes" / "qa", embedder)
+    monkeypatch.setenv("TUTORQA_DATA_DIR", str(data))
+    assert main(["delete", "qa", "q1", "never-indexed"]) == 0
+    assert "qa: deleted 1 of 2 ids; index holds 1" in capsys.readouterr().out
+    index = EmbeddedQAIndex.load(data / "indexes" / "qa")
+    assert index.get("q1") is None and index.get("q2").answer == "salt"
+    assert main(["delete", "qa"]) == 2
+    assert "name the ids to delete" in capsys.readouterr().err

@@ -11,7 +11,6 @@ import pytest
 
 from service.search.opensearch import (
     OpenSearchQAIndex,
-    SearchUnavailableError,
     bm25_query,
     bulk_actions,
     cosine,
@@ -19,6 +18,7 @@ from service.search.opensearch import (
     mapping,
     mapping_problems,
 )
+from service.search.protocol import SearchUnavailableError
 
 
 def test_qa_mapping_is_an_hnsw_cosine_knn_vector_on_lucene():
