@@ -33,6 +33,7 @@ ANALYSIS = {"analyzer": {"tutorqa_en": {"type": "custom", "tokenizer": "standard
 BULK_CHUNK = 500
 BULK_RETRIES = 5            # on 429 "too many requests", with exponential back-off
 NO_VECTOR = {"excludes": ["embedding"]}
+KNN_CANDIDATES = 100
 
 
 def cosine(score: float) -> float:
@@ -76,8 +77,10 @@ def mapping_problems(existing: dict[str, Any], wanted: dict[str, Any]) -> list[s
 
 
 def knn_query(vector: np.ndarray, k: int) -> dict[str, Any]:
+    """The lucene engine explores `k` candidates per segment: asking for at least KNN_CANDIDATES keeps
+    recall up for the bank's top 5 (as the embedded graph's expansion_search does); `size` trims."""
     return {"size": k, "_source": NO_VECTOR,
-            "query": {"knn": {"embedding": {"vector": [float(x) for x in vector], "k": k}}}}
+            "query": {"knn": {"embedding": {"vector": [float(x) for x in vector], "k": max(k, KNN_CANDIDATES)}}}}
 
 
 def bm25_query(text: str, k: int) -> dict[str, Any]:

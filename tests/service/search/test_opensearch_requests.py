@@ -59,7 +59,7 @@ def test_scores_are_converted_back_to_cosines():
 
 def test_query_bodies_leave_the_vector_out_of_the_reply():
     knn = knn_query(np.array([0.5, -0.5], dtype=np.float32), 10)
-    assert knn["query"] == {"knn": {"embedding": {"vector": [0.5, -0.5], "k": 10}}} and knn["size"] == 10
+    assert knn["query"] == {"knn": {"embedding": {"vector": [0.5, -0.5], "k": 100}}} and knn["size"] == 10
     text = bm25_query('C++: "energy"', 20)
     assert text["query"] == {"match": {"text": {"query": 'C++: "energy"'}}} and text["size"] == 20
     assert knn["_source"] == text["_source"] == {"excludes": ["embedding"]}
