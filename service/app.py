@@ -78,6 +78,13 @@ def build_pipeline(settings: Settings, llm: LLM | None = None, store: Store | No
     return pipeline, indexes
 
 
+def prepare_storage(settings: Settings) -> None:
+    """Create or migrate the answer store and the reply cache (gunicorn runs this before its workers)."""
+    SQLStore(settings.database_url)
+    if settings.llm.cache:
+        ReplyCache(settings.search.data_dir / "llm_cache.sqlite3")
+
+
 def create_app(settings: Settings | None = None, llm: LLM | None = None, store: Store | None = None) -> Flask:
     settings = settings or Settings.from_env()
     logging.basicConfig(level=settings.server.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

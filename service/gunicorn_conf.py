@@ -15,5 +15,13 @@ accesslog = "-"
 wsgi_app = "service.app:create_app()"
 
 
+def on_starting(server):  # noqa: ARG001 - gunicorn's hook signature
+    """Create the SQLite files once, before the workers fork: two workers switching a new file to WAL
+    at the same moment fail with "database is locked" and the service does not boot."""
+    from service.app import prepare_storage
+
+    prepare_storage(Settings.from_env())
+
+
 def child_exit(server, worker):  # noqa: ARG001 - gunicorn's hook signature
     multiprocess.mark_process_dead(worker.pid)

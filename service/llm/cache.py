@@ -26,11 +26,15 @@ class ReplyCache:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as connection:
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("CREATE TABLE IF NOT EXISTS llm_replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
-                               "kind TEXT NOT NULL, prompt_version TEXT NOT NULL, model TEXT NOT NULL, "
-                               "created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)")
+        connection = self._connect()
+        try:
+            with connection:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("CREATE TABLE IF NOT EXISTS llm_replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
+                                   "kind TEXT NOT NULL, prompt_version TEXT NOT NULL, model TEXT NOT NULL, "
+                                   "created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)")
+        finally:
+            connection.close()
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=5)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 
 import pytest
 
 from ab_testing import Exposure
+from service.app import prepare_storage
+from service.settings import LLMSettings, SearchSettings, Settings
 from service.store import AnswerRecord, NotYourAnswer, SQLStore, UnknownAnswer
 
 POSTGRES_URL = os.environ.get("TEST_DATABASE_URL", "")
@@ -88,3 +91,13 @@ def test_experiment_answers_join_arms_and_ratings(database_url):
 def test_a_bad_url_is_refused():
     with pytest.raises(ValueError, match="DATABASE_URL"):
         SQLStore("mysql://nope")
+
+
+def test_storage_is_prepared_once_before_workers_start(tmp_path):
+    """gunicorn's master runs this, so that workers never race to create the SQLite files."""
+    prepare_storage(Settings.from_env({}, search=SearchSettings(TUTORQA_DATA_DIR=tmp_path),
+                                      llm=LLMSettings(LLM_CACHE=True)))
+    for name in ("tutorqa.sqlite3", "llm_cache.sqlite3"):
+        connection = sqlite3.connect(tmp_path / name)
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        connection.close()
