@@ -1,7 +1,7 @@
 """Records and their embeddings kept as plain files in one index folder (never pickle).
 
-Layout: `records.jsonl` (one record per line), `keys.tsv` (id and hashes per line, read at load so
-that the records themselves are parsed only when a search returns them), `embeddings.npy` (float32,
+Layout: `records.jsonl` (one record per line; memory-mapped when serving), `keys.tsv` (id and hashes
+per line, read at load so that the records themselves are parsed only when a search returns them), `embeddings.npy` (float32,
 same order), `params.json` (model, dimension, count). Records are replaced by id; a deleted record's
 place is taken by the last one, so positions stay dense.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -43,6 +44,27 @@ def read_lines(path: Path) -> list[str]:
     return text.split("\n")[:-1] if text else []
 
 
+class MappedLines:
+    """The lines of a file, memory-mapped: a million records cost their line offsets, not a million
+    Python strings, and a line is decoded when a search returns it."""
+
+    SCAN = 64 * 1024 * 1024
+
+    def __init__(self, path: Path) -> None:
+        with path.open("rb") as handle:
+            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if path.stat().st_size else b""
+        ends = [start + np.flatnonzero(np.frombuffer(self._map[start:start + self.SCAN], dtype=np.uint8) == 10)
+                for start in range(0, len(self._map), self.SCAN)]
+        self._ends = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+        self._starts = np.concatenate(([0], self._ends[:-1] + 1)) if len(self._ends) else self._ends
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __getitem__(self, position: int) -> str:
+        return self._map[self._starts[position]:self._ends[position]].decode("utf-8")
+
+
 def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
     """Write beside the target, then rename: a reader never sees half a file."""
     temporary = path.with_name(f".{path.name}.tmp")
@@ -53,12 +75,13 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
 class RecordStore:
     """An id-keyed table of JSON records with one embedding per record."""
 
-    def __init__(self, lines: list[str], keys: list[tuple[str, str, str]], embeddings: np.ndarray, model: str) -> None:
+    def __init__(self, lines: list[str] | MappedLines, keys: list[tuple[str, str, str]] | None, embeddings: np.ndarray,
+                 model: str, ids: list[str] | None = None) -> None:
         self.lines = lines                       # record JSON, decoded on access
-        self.keys = keys                         # (id, content hash, record hash)
+        self.keys = keys                         # (id, content hash, record hash); None when loaded read-only
         self._embeddings = embeddings            # may hold spare rows beyond len(self)
         self.model = model
-        self.position = {key[0]: i for i, key in enumerate(keys)}
+        self.position = {record_id: i for i, record_id in enumerate(ids if keys is None else (k[0] for k in keys))}
 
     @classmethod
     def empty(cls, model: str, dimension: int) -> "RecordStore":
@@ -73,23 +96,31 @@ class RecordStore:
         params = json.loads((directory / PARAMS).read_text(encoding="utf-8"))
         if not writable and not params.get("complete", True):
             raise IndexMissingError(f"indexing into {directory} was interrupted: finish it with `{build_hint}`")
-        lines = read_lines(directory / RECORDS)
-        if (directory / KEYS).exists():
-            keys = [tuple(line.split("\t")) for line in read_lines(directory / KEYS)]
-        else:   # written before keys.tsv existed: derive them once from the records
-            keys = [(row["id"], row["content_hash"], record_hash(row)) for row in map(json.loads, lines)]
-        embeddings = np.load(directory / EMBEDDINGS, mmap_mode=None if writable else "r")
-        if not len(lines) == len(keys) == len(embeddings) == params["count"]:
-            raise ValueError(f"{directory}: {len(lines)} records, {len(keys)} keys and {len(embeddings)} embeddings "
-                             f"(params say {params['count']}): rebuild it with `{build_hint}`")
-        return cls(lines, keys, embeddings, params["model"])
+        if writable:
+            lines = read_lines(directory / RECORDS)
+            if (directory / KEYS).exists():
+                keys = [tuple(line.split("\t")) for line in read_lines(directory / KEYS)]
+            else:   # written before keys.tsv existed: derive them once from the records
+                keys = [(row["id"], row["content_hash"], record_hash(row)) for row in map(json.loads, lines)]
+            store = cls(lines, keys, np.load(directory / EMBEDDINGS), params["model"])
+        else:
+            if not (directory / KEYS).exists():
+                raise IndexMissingError(f"{directory} was written by an older version: upgrade it with `{build_hint}`")
+            ids = [line.split("\t", 1)[0] for line in read_lines(directory / KEYS)]
+            store = cls(MappedLines(directory / RECORDS), None, np.load(directory / EMBEDDINGS, mmap_mode="r"),
+                        params["model"], ids)
+        if not len(store.lines) == len(store.position) == len(store.embeddings) == params["count"]:
+            raise ValueError(f"{directory}: {len(store.lines)} records, {len(store.position)} keys and "
+                             f"{len(store.embeddings)} embeddings (params say {params['count']}): "
+                             f"rebuild it with `{build_hint}`")
+        return store
 
     def __len__(self) -> int:
         return len(self.lines)
 
     @property
     def embeddings(self) -> np.ndarray:
-        return self._embeddings[:len(self)]
+        return self._embeddings[:len(self.lines)]
 
     @property
     def dimension(self) -> int:
@@ -98,13 +129,19 @@ class RecordStore:
     def row(self, position: int) -> dict[str, Any]:
         return json.loads(self.lines[position])
 
+    def _check_writable(self) -> None:
+        if self.keys is None:
+            raise RuntimeError("this index was loaded read-only, for serving: open it for writing")
+
     def hashes(self, ids: Iterable[str]) -> dict[str, tuple[str, str]]:
         """(content hash, record hash) of the ids that are stored."""
+        self._check_writable()
         return {i: self.keys[p][1:] for i in ids if (p := self.position.get(i)) is not None}
 
     def put(self, rows: list[dict[str, Any]], vectors: list[np.ndarray | None]) -> list[int]:
         """Add or replace rows (each with `id` and `content_hash`); a None vector keeps the stored one.
         Returns the positions written."""
+        self._check_writable()
         self._reserve(len(self) + len(rows))
         positions = []
         for row, vector in zip(rows, vectors):
@@ -127,6 +164,7 @@ class RecordStore:
     def delete(self, ids: Iterable[str]) -> tuple[list[int], list[int]]:
         """Remove ids; the last record moves into each freed place.
         Returns (positions that now hold another record, positions no longer used)."""
+        self._check_writable()
         moved, dropped = set(), []
         for record_id in ids:
             position = self.position.pop(record_id, None)
@@ -154,6 +192,7 @@ class RecordStore:
 
     def save(self, directory: Path, complete: bool = True) -> None:
         """Records, keys and embeddings first, params last: params name a consistent set."""
+        self._check_writable()
         directory.mkdir(parents=True, exist_ok=True)
         write_atomically(directory / RECORDS, lambda path: path.write_text(
             "".join(line + "\n" for line in self.lines), encoding="utf-8"))
