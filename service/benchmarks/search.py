@@ -10,7 +10,7 @@ Queries: real SciQ questions with their answers, encoded with the real model bef
 figures exclude query encoding.
 
 Each size is built in this process (build time, throughput, size on disk) and then searched in a
-fresh process, whose peak resident memory is what serving that index costs. Vector recall@10 is
+fresh process, whose resident memory (private, and mapped index files) is what serving costs. Vector recall@10 is
 measured against brute force, at the configured HNSW `expansion_search` and over a sweep of it.
 """
 
@@ -85,10 +85,13 @@ def percentiles(seconds: list[float]) -> dict[str, float]:
             "p99_ms": round(float(np.percentile(ms, 99)), 3)}
 
 
-def peak_resident_mb() -> float:
-    """This process's peak resident memory (VmHWM). Not ru_maxrss: Linux carries that over from the parent."""
-    status = Path("/proc/self/status").read_text()
-    return int(status.split("VmHWM:")[1].split()[0]) / 1024
+def resident_mb() -> dict[str, float]:
+    """Peak resident memory (VmHWM; not ru_maxrss, which Linux carries over from the parent) and, now,
+    its private part (RssAnon) and its file-backed part (RssFile: mapped index files, shared by
+    every worker process that maps them and given back under memory pressure)."""
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return {key: round(int(status[field].split()[0]) / 1024, 1)
+            for key, field in (("peak_rss_mb", "VmHWM"), ("private_mb", "RssAnon"), ("mapped_files_mb", "RssFile"))}
 
 
 def timed_vector_searches(index: EmbeddedPassageIndex, vectors: np.ndarray) -> tuple[dict[str, float], list[set[int]]]:
@@ -127,7 +130,7 @@ def query_process(directory: str, texts: list[str], vectors: np.ndarray) -> dict
         index.search(text, 20)
         bm25.append(time.perf_counter() - started)
     vector_latency, found = timed_vector_searches(index, vectors)
-    peak_rss_mb = peak_resident_mb()   # serving ends here; brute force below reads every embedding
+    memory = resident_mb()   # serving ends here; brute force below reads every embedding
     truth = true_top10(np.asarray(index.store.embeddings), vectors)
     sweep = []
     for expansion in EXPANSION_SWEEP:
@@ -136,7 +139,7 @@ def query_process(directory: str, texts: list[str], vectors: np.ndarray) -> dict
         sweep.append({"expansion_search": expansion, **latency, "recall_at_10": recall(swept, truth)})
     return {"load_s": round(load_s, 3), "bm25_top20": percentiles(bm25), "vector_top10": vector_latency,
             "vector_recall_at_10": recall(found, truth), "expansion_search": EXPANSION_SEARCH,
-            "expansion_sweep": sweep, "peak_rss_mb": round(peak_rss_mb, 1)}
+            "expansion_sweep": sweep, **memory}
 
 
 def run(corpus: Path, questions: Path, embedder: Embedder, cache: Path, work: Path, sizes: list[int]) -> dict[str, Any]:
@@ -190,4 +193,5 @@ def plot(report: dict[str, Any], path: Path) -> None:
 def headline(report: dict[str, Any]) -> str:
     return "\n".join(f"{r['documents']:>9,} docs: BM25 p95 {r['bm25_top20']['p95_ms']} ms, vector p95 "
                      f"{r['vector_top10']['p95_ms']} ms (recall@10 {r['vector_recall_at_10']}), build {r['build_s']} s, "
-                     f"disk {r['disk_mb']} MB, RSS {r['peak_rss_mb']} MB" for r in report["sizes"])
+                     f"disk {r['disk_mb']} MB, RSS {r['peak_rss_mb']} MB ({r['private_mb']} MB private, "
+                     f"{r['mapped_files_mb']} MB mapped files)" for r in report["sizes"])
