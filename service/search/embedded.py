@@ -8,6 +8,7 @@ one for writing. Writes become visible to other processes at `save`.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,20 @@ log = logging.getLogger(__name__)
 class _EmbeddedIndex:
     BUILD_HINT = ""
     to_record = staticmethod(dict)
+    _write_locks: dict[Path, Any] = {}   # folder -> its lock file, for the folders this process writes
+
+    @staticmethod
+    def _lock(directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        if directory.resolve() in _EmbeddedIndex._write_locks:
+            return
+        lock = (directory / ".write.lock").open("w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            raise ValueError(f"another process is writing {directory}: wait for it to finish") from None
+        _EmbeddedIndex._write_locks[directory.resolve()] = lock
 
     def __init__(self, directory: Path, store: RecordStore, graph: VectorGraph) -> None:
         self.directory = directory
@@ -43,7 +58,9 @@ class _EmbeddedIndex:
 
     @classmethod
     def open(cls, directory: Path, model: str, dimension: int):
-        """For writing: the saved index (its derived parts rebuilt if missing or stale), or a new one."""
+        """For writing: the saved index (its derived parts rebuilt if missing or stale), or a new one.
+        One writer process at a time: the folder's lock is held until a complete save."""
+        cls._lock(directory)
         try:
             store = RecordStore.load(directory, cls.BUILD_HINT, writable=True)
         except IndexMissingError:
@@ -78,6 +95,8 @@ class _EmbeddedIndex:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.graph.save(self.directory)
         self.store.save(self.directory, complete=complete)
+        if complete and (lock := self._write_locks.pop(self.directory.resolve(), None)) is not None:
+            lock.close()
 
     def get(self, record_id: str):
         position = self.store.position.get(record_id)

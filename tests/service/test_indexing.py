@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -134,3 +136,16 @@ def test_tutorqa_delete_removes_records_by_id(tmp_path, embedder, monkeypatch, c
     assert index.get("q1") is None and index.get("q2").answer == "salt"
     assert main(["delete", "qa"]) == 2
     assert "name the ids to delete" in capsys.readouterr().err
+
+
+def test_a_second_writer_is_refused_while_the_first_runs(tmp_path):
+    script = ("import sys, time; from pathlib import Path; from service.search.embedded import EmbeddedQAIndex; "
+              "EmbeddedQAIndex.open(Path(sys.argv[1]), 'model', 4); print('open', flush=True); time.sleep(30)")
+    first = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "qa")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert first.stdout.readline().strip() == "open"
+        with pytest.raises(ValueError, match="another process is writing"):
+            EmbeddedQAIndex.open(tmp_path / "qa", "model", 4)
+    finally:
+        first.kill()
+        first.wait()
