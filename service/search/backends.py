@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from service.search.embedded import EmbeddedPassageIndex, EmbeddedQAIndex
-from service.search.opensearch import OpenSearchPassageIndex, OpenSearchQAIndex, client_for
+from service.search.opensearch import OpenSearchPassageIndex, OpenSearchQAIndex
 from service.settings import SearchSettings
 
 Kind = Literal["qa", "passages"]
@@ -22,8 +22,7 @@ def load_index(search: SearchSettings, kind: Kind):
 
 def connect_index(search: SearchSettings, kind: Kind):
     """A handle on the cluster's index without checking that it answers (OpenSearch only)."""
-    return OPENSEARCH[kind](client_for(search.opensearch_url, search.opensearch_timeout_s),
-                            search.opensearch_index(kind), search.opensearch_url)
+    return OPENSEARCH[kind].connect(search.opensearch_url, search.opensearch_index(kind), search.opensearch_timeout_s)
 
 
 def open_index(search: SearchSettings, kind: Kind, model: str, dimension: int):

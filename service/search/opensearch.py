@@ -107,10 +107,6 @@ def bulk_actions(index: str, rows: list[dict[str, Any]], vectors: list[np.ndarra
                    "_source": {**body, "embedding": [float(x) for x in vector]}}
 
 
-def client_for(url: str, timeout_s: float) -> OpenSearch:
-    return OpenSearch(hosts=[url], timeout=timeout_s, max_retries=2, retry_on_timeout=True, http_compress=True)
-
-
 class _OpenSearchIndex:
     BUILD_HINT = ""
     TEXT_FIELD: str | None = None
@@ -138,9 +134,15 @@ class _OpenSearchIndex:
                                          f"{error.status_code} {error.error}") from None
 
     @classmethod
+    def connect(cls, url: str, name: str, timeout_s: float = 10.0):
+        """A handle on the index, without asking the cluster anything yet."""
+        return cls(OpenSearch(hosts=[url], timeout=timeout_s, max_retries=2, retry_on_timeout=True, http_compress=True),
+                   name, url)
+
+    @classmethod
     def load(cls, url: str, name: str, timeout_s: float = 10.0):
         """For serving: the index must exist."""
-        index = cls(client_for(url, timeout_s), name, url)
+        index = cls.connect(url, name, timeout_s)
         with index._cluster():
             if not index.client.indices.exists(index=name):
                 raise IndexMissingError(f"no index {name!r} at {url}: build it with `{cls.BUILD_HINT}`")
@@ -149,7 +151,7 @@ class _OpenSearchIndex:
     @classmethod
     def open(cls, url: str, name: str, dimension: int, timeout_s: float = 60.0):
         """For writing: creates the index with its mapping, or checks that the existing one fits."""
-        index = cls(client_for(url, timeout_s), name, url)
+        index = cls.connect(url, name, timeout_s)
         wanted = mapping(dimension, with_text=cls.TEXT_FIELD is not None)
         with index._cluster():
             if not index.client.indices.exists(index=name):

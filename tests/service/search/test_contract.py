@@ -36,8 +36,9 @@ def search(request: pytest.FixtureRequest, tmp_path) -> Iterator[SearchSettings]
     settings = SearchSettings(TUTORQA_DATA_DIR=tmp_path, SEARCH_BACKEND="opensearch", OPENSEARCH_URL=url,
                               OPENSEARCH_INDEX_PREFIX=f"tutorqa-test-{uuid.uuid4().hex[:8]}")
     yield settings
-    from service.search.opensearch import client_for
-    client_for(url, 10.0).indices.delete(index=f"{settings.opensearch_index_prefix}-*", ignore_unavailable=True)
+    from service.search.opensearch import OpenSearchQAIndex
+    OpenSearchQAIndex.connect(url, "unused").client.indices.delete(index=f"{settings.opensearch_index_prefix}-*",
+                                                                  ignore_unavailable=True)
 
 
 def qa_rows(questions: dict[str, str]) -> list[dict]:
